@@ -1,0 +1,4 @@
+//! The streambloom benchmark driver.
+#![forbid(unsafe_code)]
+
+fn main() {}

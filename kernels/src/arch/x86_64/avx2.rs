@@ -1,0 +1,7 @@
+//! PLACEHOLDER: the Avx2 backend, for now the scalar kernels under its name.
+
+use crate::arch::all::{
+    add_sat, any_zero, assign, dec_run, max_assign, min_count, sub_sat, zero_count,
+};
+
+crate::dispatch::tables!(crate::Isa::Avx2);

@@ -1,0 +1,4 @@
+//! x86-64 backends, chosen at run time.
+
+pub(crate) mod avx2;
+pub(crate) mod avx512;

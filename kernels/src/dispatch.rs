@@ -1,0 +1,294 @@
+//! Run-time choice of a kernel implementation, made once and cached.
+//!
+//! Following memchr: the best instruction set the CPU offers is detected on
+//! first use and stored in an atomic; later calls load it. A filter resolves
+//! its [`Kernels`] table once, at construction, so the per-item cost of
+//! dispatch is one indirect call, never a feature test.
+
+use crate::{Block, Width};
+use core::sync::atomic::{AtomicU8, Ordering};
+
+/// An implementation of the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Isa {
+    /// The scalar reference ([`crate::arch::all`]): every target.
+    Scalar = 0,
+    /// Portable SIMD on the `wide` crate: the compile target's baseline
+    /// vectors (SSE2 on x86-64, NEON on aarch64, scalar emulation elsewhere).
+    Portable = 1,
+    /// AVX2 on x86-64, detected at run time.
+    Avx2 = 2,
+    /// AVX-512 F+BW on x86-64 (masked byte and word operations), detected at
+    /// run time.
+    Avx512 = 3,
+    /// NEON on aarch64.
+    Neon = 4,
+}
+
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(cpuid_avx2, "avx2");
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(cpuid_avx512, "avx512f", "avx512bw");
+
+impl Isa {
+    /// Every implementation, in order of preference from least to most
+    /// specialised.
+    pub const ALL: [Isa; 5] = [
+        Isa::Scalar,
+        Isa::Portable,
+        Isa::Avx2,
+        Isa::Avx512,
+        Isa::Neon,
+    ];
+
+    /// A short lower-case name (`"scalar"`, `"portable"`, `"avx2"`,
+    /// `"avx512"`, `"neon"`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+            Isa::Neon => "neon",
+        }
+    }
+
+    /// Whether this implementation is compiled for this target and the CPU
+    /// running now supports it. On x86-64 this asks CPUID (through
+    /// `cpufeatures`, which works without `std`).
+    pub fn is_available(self) -> bool {
+        match self {
+            Isa::Scalar | Isa::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => cpuid_avx2::get(),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => cpuid_avx512::get(),
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+            Isa::Neon => true,
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// The implementations available here, least specialised first.
+    pub fn available() -> impl Iterator<Item = Isa> {
+        Isa::ALL.into_iter().filter(|isa| isa.is_available())
+    }
+
+    /// The implementation filters use by default: the most specialised one
+    /// available, detected on the first call and cached.
+    pub fn detect() -> Isa {
+        const UNSET: u8 = u8::MAX;
+        static BEST: AtomicU8 = AtomicU8::new(UNSET);
+        let cached = BEST.load(Ordering::Relaxed);
+        if let Some(isa) = Isa::from_u8(cached) {
+            return isa;
+        }
+        let best = [Isa::Avx512, Isa::Avx2, Isa::Neon, Isa::Portable]
+            .into_iter()
+            .find(|isa| isa.is_available())
+            .unwrap_or(Isa::Scalar);
+        BEST.store(best as u8, Ordering::Relaxed);
+        best
+    }
+
+    /// Parses a name given by [`Isa::name`].
+    pub fn from_name(name: &str) -> Option<Isa> {
+        Isa::ALL.into_iter().find(|isa| isa.name() == name)
+    }
+
+    fn from_u8(v: u8) -> Option<Isa> {
+        Isa::ALL.get(usize::from(v)).copied()
+    }
+}
+
+/// The minimum of a set of selected cells and how many of them hold it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MinCount {
+    /// The smallest selected value.
+    pub min: u32,
+    /// How many selected cells hold `min` (0 only for an empty selection).
+    pub count: u32,
+}
+
+impl MinCount {
+    /// What an empty selection reduces to: no cell, so `min` is `u32::MAX`.
+    pub const EMPTY: MinCount = MinCount {
+        min: u32::MAX,
+        count: 0,
+    };
+}
+
+/// One implementation's kernels for cells of width `W`.
+///
+/// Obtain a table with [`Kernels::best`] or [`Kernels::for_isa`]; both check
+/// that the CPU supports the implementation, which is what makes the safe
+/// methods below sound.
+///
+/// ```
+/// use streambloom_kernels::{Block, Isa, Kernels, Mask, W8};
+/// let k = Kernels::<W8>::best();
+/// let mut b = Block::ZERO;
+/// let m = 0u64.with(3).with(10);
+/// assert!(k.any_zero(&b, m));
+/// k.assign(&mut b, m, 7);
+/// assert_eq!(k.min_count(&b, m.with(11)).min, 0);
+/// assert_eq!(k.min_count(&b, m).count, 2);
+/// assert_eq!(Kernels::<W8>::for_isa(Isa::Scalar).unwrap().isa(), Isa::Scalar);
+/// ```
+pub struct Kernels<W: Width> {
+    pub(crate) isa: Isa,
+    pub(crate) any_zero: unsafe fn(&Block, W::Mask) -> bool,
+    pub(crate) min_count: unsafe fn(&Block, W::Mask) -> MinCount,
+    pub(crate) max_assign: unsafe fn(&mut Block, W::Mask, u32),
+    pub(crate) assign: unsafe fn(&mut Block, W::Mask, u32),
+    pub(crate) add_sat: unsafe fn(&mut Block, W::Mask, u32),
+    pub(crate) sub_sat: unsafe fn(&mut Block, W::Mask, u32),
+    pub(crate) dec_run: unsafe fn(&mut [Block], usize, usize),
+    pub(crate) zero_count: unsafe fn(&[Block], usize, usize) -> usize,
+}
+
+impl<W: Width> core::fmt::Debug for Kernels<W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Kernels")
+            .field("isa", &self.isa)
+            .field("bits", &W::BITS)
+            .finish()
+    }
+}
+
+impl<W: Width> Kernels<W> {
+    /// The table of the implementation [`Isa::detect`] picks.
+    pub fn best() -> &'static Kernels<W> {
+        Self::for_isa(Isa::detect()).unwrap_or_else(Self::scalar)
+    }
+
+    /// The scalar reference table (always available).
+    pub fn scalar() -> &'static Kernels<W> {
+        W::scalar_table()
+    }
+
+    /// The table of `isa`, or `None` when it is not compiled for this target
+    /// or the CPU lacks it.
+    pub fn for_isa(isa: Isa) -> Option<&'static Kernels<W>> {
+        if isa.is_available() {
+            W::table(isa)
+        } else {
+            None
+        }
+    }
+
+    /// Which implementation this table runs.
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    /// Whether any selected cell is zero ([`crate::arch::all::any_zero`]).
+    #[inline(always)]
+    pub fn any_zero(&self, block: &Block, mask: W::Mask) -> bool {
+        // SAFETY: tables are only handed out after `Isa::is_available`
+        // confirmed the CPU runs this implementation's instructions.
+        unsafe { (self.any_zero)(block, mask) }
+    }
+
+    /// Minimum of the selected cells and its multiplicity
+    /// ([`crate::arch::all::min_count`]).
+    #[inline(always)]
+    pub fn min_count(&self, block: &Block, mask: W::Mask) -> MinCount {
+        // SAFETY: as in `any_zero`: the CPU supports this table's ISA.
+        unsafe { (self.min_count)(block, mask) }
+    }
+
+    /// Selected cells become `max(cell, v)` ([`crate::arch::all::max_assign`]).
+    #[inline(always)]
+    pub fn max_assign(&self, block: &mut Block, mask: W::Mask, v: u32) {
+        // SAFETY: as in `any_zero`: the CPU supports this table's ISA.
+        unsafe { (self.max_assign)(block, mask, v) }
+    }
+
+    /// Selected cells become `v` ([`crate::arch::all::assign`]).
+    #[inline(always)]
+    pub fn assign(&self, block: &mut Block, mask: W::Mask, v: u32) {
+        // SAFETY: as in `any_zero`: the CPU supports this table's ISA.
+        unsafe { (self.assign)(block, mask, v) }
+    }
+
+    /// Selected cells gain `r`, saturating ([`crate::arch::all::add_sat`]).
+    #[inline(always)]
+    pub fn add_sat(&self, block: &mut Block, mask: W::Mask, r: u32) {
+        // SAFETY: as in `any_zero`: the CPU supports this table's ISA.
+        unsafe { (self.add_sat)(block, mask, r) }
+    }
+
+    /// Selected cells lose `r`, stopping at 0 ([`crate::arch::all::sub_sat`]).
+    #[inline(always)]
+    pub fn sub_sat(&self, block: &mut Block, mask: W::Mask, r: u32) {
+        // SAFETY: as in `any_zero`: the CPU supports this table's ISA.
+        unsafe { (self.sub_sat)(block, mask, r) }
+    }
+
+    /// Saturating decrement of a run of cells ([`crate::arch::all::dec_run`]).
+    #[inline(always)]
+    pub fn dec_run(&self, blocks: &mut [Block], start: usize, len: usize) {
+        // SAFETY: as in `any_zero`: the CPU supports this table's ISA.
+        unsafe { (self.dec_run)(blocks, start, len) }
+    }
+
+    /// Zero cells in a run of cells ([`crate::arch::all::zero_count`]).
+    #[inline(always)]
+    pub fn zero_count(&self, blocks: &[Block], start: usize, len: usize) -> usize {
+        // SAFETY: as in `any_zero`: the CPU supports this table's ISA.
+        unsafe { (self.zero_count)(blocks, start, len) }
+    }
+}
+
+/// Builds the table of every width from the generic kernel functions in
+/// scope at the call site (`any_zero::<W>`, ...), as statics, plus a
+/// `table::<W>()` accessor. A backend that accelerates only some widths or
+/// kernels writes its tables by hand instead, filling the rest from
+/// [`crate::arch::all`].
+macro_rules! tables {
+    ($isa:expr) => {
+        $crate::dispatch::tables!(@one $isa, TABLE_W1, W1);
+        $crate::dispatch::tables!(@one $isa, TABLE_W2, W2);
+        $crate::dispatch::tables!(@one $isa, TABLE_W4, W4);
+        $crate::dispatch::tables!(@one $isa, TABLE_W8, W8);
+        $crate::dispatch::tables!(@one $isa, TABLE_W16, W16);
+        $crate::dispatch::tables!(@one $isa, TABLE_W32, W32);
+    };
+    (@one $isa:expr, $name:ident, $w:ident) => {
+        pub(crate) static $name: $crate::Kernels<$crate::$w> = $crate::Kernels {
+            isa: $isa,
+            any_zero: any_zero::<$crate::$w>,
+            min_count: min_count::<$crate::$w>,
+            max_assign: max_assign::<$crate::$w>,
+            assign: assign::<$crate::$w>,
+            add_sat: add_sat::<$crate::$w>,
+            sub_sat: sub_sat::<$crate::$w>,
+            dec_run: dec_run::<$crate::$w>,
+            zero_count: zero_count::<$crate::$w>,
+        };
+    };
+}
+pub(crate) use tables;
+
+/// `Some(&TABLE_Wn)` of the backend `isa` compiled for this target, else
+/// `None`. Used by each [`Width`]'s `table`.
+macro_rules! table_for {
+    ($isa:expr, $table:ident) => {
+        match $isa {
+            $crate::Isa::Scalar => Some(&$crate::arch::all::$table),
+            $crate::Isa::Portable => Some(&$crate::arch::portable::$table),
+            #[cfg(target_arch = "x86_64")]
+            $crate::Isa::Avx2 => Some(&$crate::arch::x86_64::avx2::$table),
+            #[cfg(target_arch = "x86_64")]
+            $crate::Isa::Avx512 => Some(&$crate::arch::x86_64::avx512::$table),
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+            $crate::Isa::Neon => Some(&$crate::arch::aarch64::neon::$table),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    };
+}
+pub(crate) use table_for;

@@ -1,0 +1,130 @@
+//! Cell widths: how many bits a cell holds, and the mask type that selects
+//! cells of that width within a block.
+
+use crate::{dispatch::Kernels, Block, Isa, Mask};
+use core::fmt::Debug;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A cell width of 1, 2, 4, 8, 16 or 32 bits.
+///
+/// Cells saturate: they hold `0..=MAX` and no kernel ever wraps a cell
+/// around.
+pub trait Width: Copy + Debug + Default + Send + Sync + 'static + sealed::Sealed {
+    /// Bits per cell.
+    const BITS: u32;
+    /// Cells in one [`Block`].
+    const CELLS: usize = Block::BITS / Self::BITS as usize;
+    /// The largest value a cell holds, `2^BITS - 1`.
+    const MAX: u32 = if Self::BITS == 32 {
+        u32::MAX
+    } else {
+        (1 << Self::BITS) - 1
+    };
+    /// Selection mask over the [`Self::CELLS`] cells of a block.
+    type Mask: Mask;
+
+    /// The kernel table of `isa` for this width, if that backend is compiled
+    /// for this target. Does not check that the CPU supports it: use
+    /// [`Kernels::for_isa`].
+    #[doc(hidden)]
+    fn table(isa: Isa) -> Option<&'static Kernels<Self>>;
+
+    /// The scalar reference table of this width.
+    #[doc(hidden)]
+    fn scalar_table() -> &'static Kernels<Self>;
+}
+
+macro_rules! width {
+    ($(#[$doc:meta])* $name:ident, $bits:expr, $mask:ty, $table:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct $name;
+        impl sealed::Sealed for $name {}
+        impl Width for $name {
+            const BITS: u32 = $bits;
+            type Mask = $mask;
+            #[inline]
+            fn table(isa: Isa) -> Option<&'static Kernels<Self>> {
+                crate::dispatch::table_for!(isa, $table)
+            }
+            #[inline]
+            fn scalar_table() -> &'static Kernels<Self> {
+                &crate::arch::all::$table
+            }
+        }
+    };
+}
+
+width!(
+    /// 1-bit cells (512 per block): a classic Bloom filter's bits.
+    W1, 1, [u64; 8], TABLE_W1
+);
+width!(
+    /// 2-bit cells (256 per block), `MAX = 3`.
+    W2, 2, [u64; 4], TABLE_W2
+);
+width!(
+    /// 4-bit cells (128 per block), `MAX = 15`.
+    W4, 4, [u64; 2], TABLE_W4
+);
+width!(
+    /// 8-bit cells (64 per block), `MAX = 255`.
+    W8, 8, u64, TABLE_W8
+);
+width!(
+    /// 16-bit cells (32 per block), `MAX = 65535`.
+    W16, 16, u32, TABLE_W16
+);
+width!(
+    /// 32-bit cells (16 per block), `MAX = u32::MAX`: for counts.
+    W32, 32, u16, TABLE_W32
+);
+
+/// Reads cell `i` of `block` (`i < W::CELLS`): the portable definition of the
+/// cell layout every backend must agree with.
+///
+/// ```
+/// use streambloom_kernels::{cell, set_cell, Block, W4};
+/// let mut b = Block::ZERO;
+/// set_cell::<W4>(&mut b, 3, 9);
+/// assert_eq!(cell::<W4>(&b, 3), 9);
+/// assert_eq!(b.0[1], 0x90);
+/// ```
+#[inline(always)]
+pub fn cell<W: Width>(block: &Block, i: usize) -> u32 {
+    let i = i % W::CELLS;
+    match W::BITS {
+        32 => {
+            let o = 4 * i;
+            u32::from_le_bytes([block.0[o], block.0[o + 1], block.0[o + 2], block.0[o + 3]])
+        }
+        16 => u32::from(u16::from_le_bytes([block.0[2 * i], block.0[2 * i + 1]])),
+        8 => u32::from(block.0[i]),
+        _ => {
+            let bit = i * W::BITS as usize;
+            u32::from(block.0[bit / 8] >> (bit % 8)) & W::MAX
+        }
+    }
+}
+
+/// Writes `v` (saturated to `W::MAX`) into cell `i` of `block`.
+#[inline(always)]
+pub fn set_cell<W: Width>(block: &mut Block, i: usize, v: u32) {
+    let i = i % W::CELLS;
+    let v = v.min(W::MAX);
+    match W::BITS {
+        32 => block.0[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes()),
+        16 => block.0[2 * i..2 * i + 2].copy_from_slice(&(v as u16).to_le_bytes()),
+        8 => block.0[i] = v as u8,
+        _ => {
+            let bit = i * W::BITS as usize;
+            let shift = bit % 8;
+            let m = (W::MAX as u8) << shift;
+            let byte = &mut block.0[bit / 8];
+            *byte = (*byte & !m) | (((v as u8) << shift) & m);
+        }
+    }
+}
