@@ -1,4 +1,8 @@
-//! streambloom: Bloom filters for unbounded streams.
+//! streambloom: Bloom filters for unbounded streams, `no_std`, on
+//! cache-line-blocked cells with SIMD kernels chosen at run time.
+//!
+//! Features: `alloc` (owned storage, windows), `std` (default: `alloc`,
+//! random seeds).
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -7,4 +11,14 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
-pub use streambloom_kernels::{Block, Isa};
+mod error;
+pub mod hash;
+mod rng;
+pub mod store;
+
+pub use error::{Error, Result};
+pub use rng::Rng;
+pub use store::{Cells, Storage};
+pub use streambloom_kernels::{
+    Block, Isa, Kernels, Mask, MinCount, Width, W1, W16, W2, W32, W4, W8,
+};

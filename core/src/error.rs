@@ -1,0 +1,56 @@
+//! The one error type of the public API: every constructor and every
+//! operation that can be handed bad input returns it instead of panicking.
+
+use core::fmt;
+
+/// What went wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A parameter is out of its domain; `reason` says which rule it broke.
+    Parameter {
+        /// The parameter's name as in the constructor's docs (`"k"`, `"p"`, ...).
+        name: &'static str,
+        /// The rule, e.g. `"must be at least 1"`.
+        reason: &'static str,
+    },
+    /// Borrowed storage holds the wrong number of blocks.
+    StorageLength {
+        /// Blocks the parameters call for.
+        expected: usize,
+        /// Blocks the storage holds.
+        found: usize,
+    },
+    /// Two filters cannot be combined (union, join, merge): their
+    /// parameters, widths or seeds differ. `what` names the difference.
+    Incompatible {
+        /// The first difference found, e.g. `"seeds"`.
+        what: &'static str,
+    },
+}
+
+impl Error {
+    pub(crate) const fn param(name: &'static str, reason: &'static str) -> Error {
+        Error::Parameter { name, reason }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Parameter { name, reason } => write!(f, "parameter `{name}` {reason}"),
+            Error::StorageLength { expected, found } => {
+                write!(
+                    f,
+                    "storage holds {found} blocks, the filter needs {expected}"
+                )
+            }
+            Error::Incompatible { what } => write!(f, "filters differ in {what}"),
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T> = core::result::Result<T, Error>;

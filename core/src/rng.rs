@@ -1,0 +1,69 @@
+//! The small seeded PRNG each filter owns for its random choices (eviction
+//! start, reservoir draws): xoshiro256++ from `rand_xoshiro`, a few cycles a
+//! draw and deterministic under a seed, so experiments and tests repeat.
+
+use rand_core::{Rng as _, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// A seeded pseudo-random generator. Not cryptographic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rng(Xoshiro256PlusPlus);
+
+impl Rng {
+    /// A generator whose whole stream is fixed by `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(Xoshiro256PlusPlus::seed_from_u64(seed))
+    }
+
+    /// The next 64 random bits.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+
+    /// A uniform integer in `0..n` (0 when `n == 0`), by Lemire's
+    /// multiply-shift: no division, a bias below `n / 2^64`.
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// A uniform float in `[0, 1)` with 53 random bits.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deterministic_and_in_range() {
+        let (mut a, mut b) = (Rng::new(7), Rng::new(7));
+        for _ in 0..1000 {
+            assert_eq!(a.next_u64(), b.next_u64());
+            assert!(a.below(10) < 10);
+            let u = a.unit();
+            assert!((0.0..1.0).contains(&u));
+            b.below(10);
+            b.unit();
+        }
+        assert_eq!(a.below(0), 0);
+    }
+
+    #[test]
+    fn below_is_uniform() {
+        let mut r = Rng::new(1);
+        let mut hist = [0u32; 10];
+        let n = 100_000;
+        for _ in 0..n {
+            hist[r.below(10) as usize] += 1;
+        }
+        // Each bucket ~ Binomial(n, 0.1): sd = sqrt(n * 0.09) ~ 95; allow 5 sd.
+        for h in hist {
+            assert!((f64::from(h) - 10_000.0).abs() < 5.0 * 95.0, "{hist:?}");
+        }
+    }
+}
