@@ -28,9 +28,9 @@
 //! **Runs (W4, W8, W16, W32).** A run of cells is a contiguous byte range of
 //! the blocks, which are contiguous in memory. Each full 32-byte step is one
 //! load, one operation, one store. The last partial step is one vector too:
-//! it is placed so that it ends at the end of the run (or starts at its
-//! start, when the run ends in the first 32 bytes) and only the lanes inside
-//! the run are kept (`vpblendvb` with a window loaded from a constant
+//! it starts where the full steps stopped (or, in the last 32 bytes of the
+//! blocks, ends where the run ends) and only the lanes inside the run are
+//! kept (`vpblendvb` with a window loaded from a constant
 //! `0..0 ff..ff 0..0` table), so a run of any length costs
 //! `ceil(bytes / 32)` vector steps and no scalar loop. Odd nibbles at either
 //! end of a W4 run are done by the scalar reference.
@@ -331,10 +331,17 @@ mod w32 {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn select(mask: u16) -> [V; 2] {
-        let bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        // Built byte by byte (each byte of cell i tests bit i) rather than as
+        // a 32-bit compare: LLVM turns 32-bit selects over a loaded block into
+        // `vpmaskmovd` stores, microcoded on AMD and a store-forwarding stall
+        // for the next probe of the block; byte lanes keep plain stores.
+        let bit = _mm256_setr_epi8(
+            1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, //
+            16, 16, 16, 16, 32, 32, 32, 32, 64, 64, 64, 64, -128, -128, -128, -128,
+        );
         let half = |m: u16| {
-            let s = _mm256_and_si256(_mm256_set1_epi32(i32::from(m)), bit);
-            _mm256_cmpeq_epi32(s, bit)
+            let s = _mm256_and_si256(_mm256_set1_epi8(m as u8 as i8), bit);
+            _mm256_cmpeq_epi8(s, bit)
         };
         [half(mask & 0xff), half(mask >> 8)]
     }
@@ -538,8 +545,8 @@ fn run_bounds(cells: usize, start: usize, len: usize) -> (usize, usize) {
     (start, start.saturating_add(len).min(cells))
 }
 
-/// `0` bytes, `0xff` bytes, `0` bytes: 32 consecutive bytes from offset `n`
-/// keep lanes `32 - n ..`, from offset `64 - n` lanes `.. n`.
+/// `0` bytes, `0xff` bytes, `0` bytes: the 32 bytes at offset `n` select
+/// lanes `32 - n ..`, those at offset `64 - n` lanes `.. n`.
 static WINDOW: [u8; 96] = {
     let mut w = [0; 96];
     let mut i = 32;
@@ -562,16 +569,19 @@ fn store_at(bytes: &mut [u8], at: usize, v: V) {
     bytes[at..at + 32].copy_from_slice(bytemuck::bytes_of(&v));
 }
 
-/// Where the last `n < 32` bytes of the range ending at `end` are processed:
-/// the vector's offset and the lanes of it inside the range. `bytes` is a
-/// whole number of blocks, so one of the two placements fits.
+/// Where the last `at..end` (fewer than 32) bytes of a range in a buffer of
+/// `len` bytes are processed: the vector's offset and the lanes of it inside
+/// the range. The vector starts at `at` when it fits, so it never overlaps
+/// the previous step's store (a store-forwarding stall); otherwise it ends
+/// at `end`, which is at least 32 because `len` is a whole number of blocks.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn tail(end: usize, n: usize) -> (usize, V) {
-    if end >= 32 {
-        (end - 32, load_at(&WINDOW, n))
+fn tail(len: usize, at: usize, end: usize) -> (usize, V) {
+    let n = end - at;
+    if at + 32 <= len {
+        (at, load_at(&WINDOW, 64 - n))
     } else {
-        (end - n, load_at(&WINDOW, 64 - n))
+        (end - 32, load_at(&WINDOW, n))
     }
 }
 
@@ -586,7 +596,7 @@ fn map_bytes(bytes: &mut [u8], start: usize, end: usize, f: impl Fn(V) -> V) {
         at += 32;
     }
     if at < end {
-        let (pos, keep) = tail(end, end - at);
+        let (pos, keep) = tail(bytes.len(), at, end);
         let x = load_at(bytes, pos);
         store_at(bytes, pos, _mm256_blendv_epi8(x, f(x), keep));
     }
@@ -605,7 +615,7 @@ fn sum_bytes(bytes: &[u8], start: usize, end: usize, f: impl Fn(V) -> V) -> usiz
         at += 32;
     }
     if at < end {
-        let (pos, keep) = tail(end, end - at);
+        let (pos, keep) = tail(bytes.len(), at, end);
         let counts = _mm256_and_si256(f(load_at(bytes, pos)), keep);
         acc = _mm256_add_epi64(acc, _mm256_sad_epu8(counts, z));
     }
