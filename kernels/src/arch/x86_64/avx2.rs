@@ -540,7 +540,7 @@ mod w4 {
 /// The cells `start .. start + len` of a run over `cells` cells, clipped
 /// (as [`all::dec_run`] does).
 #[inline]
-fn run_bounds(cells: usize, start: usize, len: usize) -> (usize, usize) {
+pub(super) fn run_bounds(cells: usize, start: usize, len: usize) -> (usize, usize) {
     let start = start.min(cells);
     (start, start.saturating_add(len).min(cells))
 }
@@ -650,10 +650,10 @@ fn dec_run_w32(blocks: &mut [Block], start: usize, len: usize) {
     });
 }
 
-/// The whole-byte part of a W4 run after doing a lone nibble at either end
-/// with `edge(cell)`.
+/// The bytes `lo..hi` wholly inside a W4 run, after handing a lone nibble
+/// at either end to `edge(cell)`.
 #[inline]
-fn w4_bytes(
+pub(super) fn w4_bytes(
     blocks: usize,
     start: usize,
     len: usize,
