@@ -26,9 +26,9 @@ pub enum Isa {
     Neon = 4,
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 cpufeatures::new!(cpuid_avx2, "avx2");
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 cpufeatures::new!(cpuid_avx512, "avx512f", "avx512bw");
 
 impl Isa {
@@ -60,10 +60,18 @@ impl Isa {
     pub fn is_available(self) -> bool {
         match self {
             Isa::Scalar | Isa::Portable => true,
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Isa::Avx2 => cpuid_avx2::get(),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Isa::Avx512 => cpuid_avx512::get(),
+            // Miri has no CPUID but emulates the intrinsics: it runs a
+            // backend when the build enables its features
+            // (`-C target-feature=+avx512f,+avx512bw`), which is how CI tests
+            // AVX-512 on machines without it.
+            #[cfg(all(target_arch = "x86_64", miri))]
+            Isa::Avx2 => cfg!(target_feature = "avx2"),
+            #[cfg(all(target_arch = "x86_64", miri))]
+            Isa::Avx512 => cfg!(all(target_feature = "avx512f", target_feature = "avx512bw")),
             #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
             Isa::Neon => true,
             #[allow(unreachable_patterns)]
