@@ -113,7 +113,7 @@ impl ClassicParams {
     /// `(1 - k/B)^i`. (Putze et al. write `(1 - 1/B)^(ik)`, `k` draws with
     /// repetition; this crate draws `k` distinct bits, hence `(1 - k/B)^i`.)
     /// Computed numerically over the loads within 12 standard deviations of
-    /// the mean.
+    /// the mean (1 when all of those saturate a block).
     ///
     /// ```
     /// use streambloom::classic::ClassicParams;
@@ -145,13 +145,21 @@ fn block_fpr(i: f64, k: u32) -> f64 {
     libm::pow(1.0 - clear, f64::from(k))
 }
 
-/// The Poisson mixture of [`ClassicParams::predicted_fpr`]: returns
-/// `E[f]` over block loads. Shared with the tests, which also need `E[f²]`.
+/// The Poisson mixture of [`ClassicParams::predicted_fpr`]: `E[f_b]` over
+/// block loads.
 fn blocked_fpr(blocks: usize, k: u32, n: f64) -> f64 {
-    poisson_mixture(n / blocks as f64, |i| block_fpr(i, k))
+    let lambda = n / blocks as f64;
+    // Past this load every block the sum visits has fewer than `e^-40` of
+    // its bits clear, so the rate is 1 to double precision; stopping here
+    // also bounds the work for absurd loads.
+    if (lambda - 12.0 * libm::sqrt(lambda) - 12.0) * f64::from(k) / B as f64 >= 40.0 {
+        return 1.0;
+    }
+    poisson_mixture(lambda, |i| block_fpr(i, k))
 }
 
-/// `Σ_i Pois(i; λ) g(i)` over `i` within 12 standard deviations of `λ`.
+/// `Σ_i Pois(i; λ) g(i)` over `i` within 12 standard deviations of `λ`
+/// (the tests also take `E[f_b²]` with it).
 fn poisson_mixture(lambda: f64, g: impl Fn(f64) -> f64) -> f64 {
     if lambda <= 0.0 {
         return g(0.0);
@@ -448,3 +456,177 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_bad_input_is_an_error() {
+        assert_eq!(
+            Classic::new(0, 3, 1).unwrap_err(),
+            Error::param("bits", "must be at least 1")
+        );
+        assert_eq!(
+            Classic::new(512, 0, 1).unwrap_err(),
+            Error::param("k", "must be at least 1")
+        );
+        assert_eq!(
+            Classic::new(512, 513, 1).unwrap_err(),
+            Error::param("k", "must be at most the bits of a block")
+        );
+        assert!(Classic::new(512, 512, 1).is_ok());
+        let mut buf = [Block::ZERO; 3];
+        assert_eq!(
+            Classic::with_storage(1024, 3, &mut buf[..], hash::seeded_hasher(1)).unwrap_err(),
+            Error::StorageLength {
+                expected: 2,
+                found: 3
+            }
+        );
+        for fpr in [0.0, 1.0, 2.0, f64::NAN] {
+            assert!(ClassicParams::plan(100, fpr).is_err());
+        }
+        assert!(ClassicParams::plan(0, 0.01).is_err());
+        assert!(ClassicParams::plan(u64::MAX, 1e-300).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 64 }))]
+
+        #[test]
+        fn no_false_negatives(
+            bits in 1..4096usize,
+            k in 1..40u32,
+            seed: u64,
+            keys in proptest::collection::vec(any::<u32>(), 0..300),
+            probes in proptest::collection::vec(any::<u32>(), 0..300),
+        ) {
+            for isa in Isa::available() {
+                let mut f = Classic::new(bits, k, seed).unwrap();
+                f.set_isa(isa).unwrap();
+                let mut model = HashSet::new();
+                for key in &keys {
+                    f.insert(key);
+                    model.insert(*key);
+                    prop_assert!(f.contains(key));
+                }
+                for key in keys.iter().chain(&probes) {
+                    if model.contains(key) {
+                        prop_assert!(f.contains(key), "{:?}", isa);
+                    }
+                }
+                prop_assert_eq!(f.len(), keys.len() as u64);
+                prop_assert!(f.fill_ratio() <= (keys.len() * k as usize) as f64 / f.bits() as f64);
+            }
+        }
+    }
+
+    /// Fills a filter of `bits` bits and `k` with `n` distinct pre-hashed
+    /// keys and measures the false-positive rate of `queries` never-seen
+    /// keys.
+    fn measured_fpr(bits: usize, k: u32, n: u64, queries: u64) -> f64 {
+        let mut f = Classic::new(bits, k, 5).unwrap();
+        for i in 0..n {
+            f.insert_hash(hash::mix64(i));
+        }
+        let hits = (0..queries)
+            .filter(|i| f.contains_hash(hash::mix64(i + (1 << 62))))
+            .count();
+        hits as f64 / queries as f64
+    }
+
+    /// The measured rate lies within 5 standard errors of `predicted_fpr`.
+    /// Two sources of spread: the filter's own rate, the mean over `nb`
+    /// blocks of the per-block rate `f_b` (variance
+    /// `(E[f_b²] - E[f_b]²) / nb`, from the same Poisson mixture), and the
+    /// binomial spread of `queries` independent trials given the filter.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn measured_fpr_matches_the_blocked_formula() {
+        let (bits, k, queries) = (1usize << 20, 7u32, 400_000u64);
+        let nb = (bits / B) as f64;
+        // n near the 5 % and 1 % points of the blocked layout.
+        for n in [150_000u64, 100_000] {
+            let p = ClassicParams { bits, k };
+            let want = p.predicted_fpr(n);
+            let second = poisson_mixture(n as f64 / nb, |i| {
+                let f = block_fpr(i, k);
+                f * f
+            });
+            let var = (second - want * want) / nb + want * (1.0 - want) / queries as f64;
+            let got = measured_fpr(bits, k, n, queries);
+            assert!(
+                (got - want).abs() <= 5.0 * libm::sqrt(var),
+                "n {n}: measured {got:.5}, predicted {want:.5}"
+            );
+            assert!(want > p.unblocked_fpr(n));
+        }
+    }
+
+    #[test]
+    fn planner_is_minimal() {
+        for (n, target) in [(1_000u64, 0.1), (100_000, 0.01), (1_000_000, 0.001)] {
+            let p = ClassicParams::plan(n, target).unwrap();
+            assert_eq!(p.bits % B, 0);
+            assert!(p.predicted_fpr(n) <= target);
+            for k in 1..=32 {
+                let smaller = ClassicParams {
+                    bits: p.bits - B,
+                    k,
+                };
+                assert!(smaller.predicted_fpr(n) > target, "n {n}, k {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn formulas_at_the_limits() {
+        let p = ClassicParams {
+            bits: 1 << 20,
+            k: 7,
+        };
+        assert_eq!(p.predicted_fpr(0), 0.0);
+        assert_eq!(p.unblocked_fpr(0), 0.0);
+        // A huge load saturates every block.
+        assert!(p.predicted_fpr(1 << 40) > 0.999_999);
+        // Textbook value: m/n = 10, k = 7 gives 0.819 %.
+        let q = ClassicParams {
+            bits: 512 * 1000,
+            k: 7,
+        };
+        assert!((q.unblocked_fpr(51_200) - 0.008_19).abs() < 1e-5);
+    }
+
+    /// Blocked FPR measured against the unblocked formula at equal memory.
+    /// Run with `cargo test -p streambloom --lib classic::tests::report_blocking_cost
+    /// -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn report_blocking_cost() {
+        let (bits, k) = (1usize << 20, 7u32);
+        for n in [150_000u64, 100_000, 109_000] {
+            let p = ClassicParams { bits, k };
+            std::println!(
+                "m=2^20 k=7 n={n}: measured {:.5}, blocked formula {:.5}, unblocked formula {:.5}",
+                measured_fpr(bits, k, n, 4_000_000),
+                p.predicted_fpr(n),
+                p.unblocked_fpr(n),
+            );
+        }
+        for target in [0.05, 0.01, 0.001] {
+            let n = 100_000;
+            let p = ClassicParams::plan(n, target).unwrap();
+            let unblocked = -(n as f64) * libm::log(target)
+                / (core::f64::consts::LN_2 * core::f64::consts::LN_2);
+            std::println!(
+                "n={n} target {target}: blocked plan {} bits (k={}), unblocked optimum {:.0} bits (+{:.1} %)",
+                p.bits,
+                p.k,
+                unblocked,
+                100.0 * (p.bits as f64 / unblocked - 1.0)
+            );
+        }
+    }
+}

@@ -125,7 +125,10 @@ impl StableParams {
         let m = StableParams { p: 1, ..self }.effective_cells::<W>()?;
         let meets = |p: usize| StableParams { p, ..self }.false_positive_bound(m) <= target_fpr;
         if !meets(m) {
-            return Err(Error::param("target_fpr", "is not reachable with these cells"));
+            return Err(Error::param(
+                "target_fpr",
+                "is not reachable with these cells",
+            ));
         }
         let (mut lo, mut hi) = (1usize, m);
         while lo < hi {
@@ -208,8 +211,10 @@ impl StableParams {
                 }
             }
         }
-        best.map(|(_, p)| p)
-            .ok_or(Error::param("target_fpr", "is not reachable with this memory"))
+        best.map(|(_, p)| p).ok_or(Error::param(
+            "target_fpr",
+            "is not reachable with this memory",
+        ))
     }
 }
 

@@ -36,7 +36,15 @@ fn every_bad_input_is_an_error() {
         Error::param("p", "must be at least 1")
     );
     // 1000 cells round up to 1024: P may reach the effective m, not beyond.
-    assert!(StableBloom::<W4>::new(StableParams { cells: 1000, p: 1024, ..ok }, 1).is_ok());
+    assert!(StableBloom::<W4>::new(
+        StableParams {
+            cells: 1000,
+            p: 1024,
+            ..ok
+        },
+        1
+    )
+    .is_ok());
     assert_eq!(
         bad(StableParams { p: 1025, ..ok }),
         Error::param("p", "must be at most the cell count")
@@ -60,9 +68,8 @@ fn every_bad_input_is_an_error() {
             found: 9
         }
     );
-    let mut f =
-        StableBloom::<W4, _, _>::with_storage(ok, &mut buf[..8], hash::seeded_hasher(1), 1)
-            .unwrap();
+    let mut f = StableBloom::<W4, _, _>::with_storage(ok, &mut buf[..8], hash::seeded_hasher(1), 1)
+        .unwrap();
     if !Isa::Avx512.is_available() {
         assert!(f.set_isa(Isa::Avx512).is_err());
     }
@@ -74,7 +81,10 @@ fn every_bad_input_is_an_error() {
     // One block of 1-bit cells reaches at best (K/512)^K >= 2^-128 (K <= 32).
     assert_eq!(
         StableParams::plan::<W1>(64, 1e-40, Eviction::Sweep),
-        Err(Error::param("target_fpr", "is not reachable with this memory"))
+        Err(Error::param(
+            "target_fpr",
+            "is not reachable with this memory"
+        ))
     );
 }
 
@@ -170,7 +180,13 @@ fn agrees_with_model<W: Width>(
     } else {
         Eviction::Random
     };
-    let params = params(m, bits.clamp(1, W::BITS), k.clamp(1, W::CELLS as u32), p, eviction);
+    let params = params(
+        m,
+        bits.clamp(1, W::BITS),
+        k.clamp(1, W::CELLS as u32),
+        p,
+        eviction,
+    );
     for isa in Isa::available() {
         let mut f = StableBloom::<W, _, _>::with_storage(
             params,
@@ -445,7 +461,16 @@ fn report_random_vs_sweep() {
                 .unwrap();
             let mut f = StableBloom::<W4>::new(p, 1).unwrap();
             feed(&mut f, 1 << 40, warm_up(&p, m));
-            let gaps: [u64; 8] = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 19, 1 << 20, 1 << 21];
+            let gaps: [u64; 8] = [
+                1 << 10,
+                1 << 12,
+                1 << 14,
+                1 << 16,
+                1 << 18,
+                1 << 19,
+                1 << 20,
+                1 << 21,
+            ];
             let mut rng = Rng::new(3);
             let mut history: Vec<u64> = Vec::new();
             let mut last: HashMap<u64, u64> = HashMap::new();
