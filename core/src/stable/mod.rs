@@ -35,8 +35,10 @@
 //!   its decrements are common to them, which correlates them positively,
 //!   so **the measured rate can exceed the paper's bound** — by 1.6× for
 //!   `W8, d = 2, K = 5, P = 20` and 2.5× for a `Sweep` with
-//!   `W2, d = 1, K = 4, P = 4` (m = 2^16; the tests hold it to within a few
-//!   per cent when the memory window covers many items per block).
+//!   `W2, d = 1, K = 4, P = 4` (m = 2^16), while for `W4, d = 3, K = 3`
+//!   (many items per block per memory window) it stays below it.
+//!   The zero fraction itself matches [`StableBloom::stable_point`]
+//!   whatever the layout: blocking keeps each cell's marginal law.
 //!   [`StableBloom::current_fpr`] gives the exact rate of the current state.
 //! - **False negatives** (a duplicate reported as new): the eviction may
 //!   clear a cell of an item seen before. With `Random` there is no window
