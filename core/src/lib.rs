@@ -11,13 +11,17 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+pub mod classic;
 mod error;
 pub mod hash;
 mod rng;
+pub mod stable;
 pub mod store;
 
+pub use classic::{Classic, ClassicParams};
 pub use error::{Error, Result};
 pub use rng::Rng;
+pub use stable::{Eviction, StableBloom, StableParams};
 pub use store::{Cells, Storage};
 pub use streambloom_kernels::{
     Block, Isa, Kernels, Mask, MinCount, Width, W1, W16, W2, W32, W4, W8,

@@ -1,0 +1,485 @@
+//! The Stable Bloom filter: approximate duplicate detection over an
+//! unbounded stream in fixed memory.
+//!
+//! Deng & Rafiei, *Approximately detecting duplicates for streaming data
+//! using stable Bloom filters* (SIGMOD 2006), as summarized in
+//! `importance-aware-bloom-filter.txt` §II.A.
+//!
+//! # What it does
+//!
+//! `m` cells of `d` bits (`Max = 2^d - 1`) in cache-line blocks. For each
+//! item, [`StableBloom::observe`]:
+//!
+//! 1. probes the item's `K` cells (one block, `K` distinct cells of it,
+//!    [`hash::probe`]): the item *looks like a duplicate* iff none of them
+//!    is zero;
+//! 2. decrements `P` consecutive cells (saturating at 0, wrapping past the
+//!    last cell), from a random start ([`Eviction::Random`], the paper's
+//!    policy) or from a pointer that sweeps the cells ([`Eviction::Sweep`]);
+//! 3. sets the item's `K` cells to `Max`.
+//!
+//! Cells saturate at 0 and `Max`; they never wrap.
+//!
+//! # Guarantees
+//!
+//! A Stable filter makes **both** kinds of error, and neither grows with
+//! the stream:
+//!
+//! - **False positives** (a new item reported as a duplicate): once the
+//!   filter is stable (after a few `m/K` items), the expected fraction of
+//!   zero cells is [`StableBloom::stable_point`] and the paper bounds the
+//!   false-positive rate of distinct keys by
+//!   [`StableBloom::false_positive_bound`] `= (1 - stable_point)^K`. The
+//!   bound treats an item's `K` cells as independent. In the blocked layout
+//!   they share a block: the block's recent load and (for runs or sweeps)
+//!   its decrements are common to them, which correlates them positively,
+//!   so **the measured rate can exceed the paper's bound** — by 1.6× for
+//!   `W8, d = 2, K = 5, P = 20` and 2.5× for a `Sweep` with
+//!   `W2, d = 1, K = 4, P = 4` (m = 2^16), while for `W4, d = 3, K = 3`
+//!   (many items per block per memory window) it stays below it.
+//!   The zero fraction itself matches [`StableBloom::stable_point`]
+//!   whatever the layout: blocking keeps each cell's marginal law.
+//!   [`StableBloom::current_fpr`] gives the exact rate of the current state.
+//! - **False negatives** (a duplicate reported as new): the eviction may
+//!   clear a cell of an item seen before. With `Random` there is no window
+//!   free of them. With `Sweep` a duplicate whose previous occurrence is
+//!   `g` items back is **never** a false negative when
+//!   `(g - 1)·P <= (Max - 1)·m`: in the `g - 1` items between the two
+//!   occurrences the pointer advances `(g - 1)·P` cells and so passes no
+//!   cell `Max` times.
+//! - A key observed (or inserted) is found by the very next
+//!   [`contains`](StableBloom::contains).
+//!
+//! # Parameters
+//!
+//! See [`StableParams`]: `cells` (rounded up to whole blocks, the effective
+//! `m` is `blocks × W::CELLS`), `bits` (`d`), `k` (`K`), `p` (`P`), and the
+//! [`Eviction`] policy. The cell width `W` is a type parameter; a cell of
+//! width `W` may use fewer bits `d`, it still occupies `W::BITS` bits.
+//! [`StableParams::plan`] picks `d`, `K` and `P` for a memory budget and a
+//! target false-positive rate: a larger `P` means more zero cells, so fewer
+//! false positives but more false negatives, and the planner takes the
+//! smallest `P` that meets the target.
+//!
+//! **Seeds.** Keys an attacker chooses, with seeds they can guess, can all
+//! hit one block; for untrusted keys use [`StableBloom::new_random`] (with
+//! `std`) or a secret seed.
+//!
+//! ```
+//! use streambloom::stable::{Eviction, StableBloom, StableParams};
+//! use streambloom::W4;
+//! let params = StableParams { cells: 1 << 16, bits: 3, k: 3, p: 10, eviction: Eviction::Random };
+//! let mut seen = StableBloom::<W4>::new(params, 42).unwrap();
+//! assert!(!seen.observe("alice"));
+//! assert!(seen.observe("alice"));
+//! ```
+
+mod plan;
+#[cfg(test)]
+mod tests;
+
+pub use plan::{stable_point, Eviction, StableParams};
+
+use crate::hash::{self, DefaultHasher};
+use crate::{Block, Cells, Isa, Result, Rng, Storage, Width};
+use core::hash::{BuildHasher, Hash};
+
+/// Storage a filter owns by default: `Vec<Block>` with `alloc`, else a
+/// `&'static mut [Block]` (a static buffer).
+#[cfg(feature = "alloc")]
+pub type DefaultStorage = alloc::vec::Vec<Block>;
+/// Storage a filter owns by default: `Vec<Block>` with `alloc`, else a
+/// `&'static mut [Block]` (a static buffer).
+#[cfg(not(feature = "alloc"))]
+pub type DefaultStorage = &'static mut [Block];
+
+/// Domain separation between the hasher's seeds and the PRNG's seed in
+/// [`StableBloom::new`].
+#[cfg(feature = "alloc")]
+const RNG_DOMAIN: u64 = 0x5354_4142_4C45_5247;
+
+/// A Stable Bloom filter of `W`-bit cells in storage `S`, hashing with `H`
+/// (see the [module docs](self)).
+#[derive(Clone)]
+pub struct StableBloom<W: Width, S = DefaultStorage, H = DefaultHasher> {
+    cells: Cells<W, S>,
+    hasher: H,
+    rng: Rng,
+    params: StableParams,
+    max: u32,
+    /// Next cell the sweep decrements ([`Eviction::Sweep`] only).
+    cursor: usize,
+}
+
+impl<W: Width, S: Storage, H> core::fmt::Debug for StableBloom<W, S, H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("StableBloom")
+            .field("params", &self.params)
+            .field("cells", &self.cells)
+            .field("cursor", &self.cursor)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<W: Width> StableBloom<W> {
+    /// A filter in owned, zeroed memory, hashing with ahash seeded from
+    /// `seed` ([`hash::seeded_hasher`]) and evicting with a PRNG seeded from
+    /// `seed` too: the same seed gives the same filter in one build.
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// use streambloom::W8;
+    /// let params = StableParams { cells: 4096, bits: 2, k: 3, p: 4, eviction: Eviction::Sweep };
+    /// let f = StableBloom::<W8>::new(params, 7).unwrap();
+    /// assert_eq!(f.len(), 4096);
+    /// assert!(StableBloom::<W8>::new(StableParams { p: 0, ..params }, 7).is_err());
+    /// ```
+    pub fn new(params: StableParams, seed: u64) -> Result<Self> {
+        let blocks = params.blocks::<W>()?;
+        Self::with_storage(
+            params,
+            crate::store::zeroed(blocks),
+            hash::seeded_hasher(seed),
+            hash::mix64(seed ^ RNG_DOMAIN),
+        )
+    }
+}
+
+#[cfg(feature = "std")]
+impl<W: Width> StableBloom<W> {
+    /// A filter in owned memory with random hash seeds and a random PRNG
+    /// seed from the operating system: the choice for untrusted keys.
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// use streambloom::W8;
+    /// let params = StableParams { cells: 4096, bits: 2, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new_random(params).unwrap();
+    /// f.insert("x");
+    /// assert!(f.contains("x"));
+    /// ```
+    pub fn new_random(params: StableParams) -> Result<Self> {
+        let blocks = params.blocks::<W>()?;
+        let seed = hash::random_hasher().hash_one(RNG_DOMAIN);
+        Self::with_storage(
+            params,
+            crate::store::zeroed(blocks),
+            hash::random_hasher(),
+            seed,
+        )
+    }
+}
+
+impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
+    /// A filter over caller-provided storage, which must hold exactly
+    /// [`StableParams::blocks`] blocks; no allocator needed. The blocks'
+    /// contents are kept (pass zeroed blocks for an empty filter); `seed`
+    /// seeds the eviction PRNG.
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// use streambloom::{hash, Block, Error, W4};
+    /// let params = StableParams { cells: 512, bits: 4, k: 4, p: 2, eviction: Eviction::Random };
+    /// let mut buf = [Block::ZERO; 4]; // 4 blocks × 128 cells
+    /// let mut f = StableBloom::<W4, _, _>::with_storage(
+    ///     params, &mut buf[..], hash::seeded_hasher(1), 2).unwrap();
+    /// f.insert_hash(99);
+    /// assert!(f.contains_hash(99));
+    /// let mut small = [Block::ZERO; 3];
+    /// let e = StableBloom::<W4, _, _>::with_storage(
+    ///     params, &mut small[..], hash::seeded_hasher(1), 2).unwrap_err();
+    /// assert_eq!(e, Error::StorageLength { expected: 4, found: 3 });
+    /// ```
+    pub fn with_storage(params: StableParams, storage: S, hasher: H, seed: u64) -> Result<Self> {
+        let blocks = params.blocks::<W>()?;
+        Ok(StableBloom {
+            cells: Cells::new(storage, blocks)?,
+            hasher,
+            rng: Rng::new(seed),
+            max: params.max(),
+            params,
+            cursor: 0,
+        })
+    }
+
+    /// Observes `key`: returns whether it looked like a duplicate (none of
+    /// its `K` cells was zero), then evicts and records it.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert!(!f.observe(&17u32));
+    /// assert!(f.observe(&17u32));
+    /// ```
+    #[inline]
+    pub fn observe<K: Hash + ?Sized>(&mut self, key: &K) -> bool {
+        self.observe_hash(hash::hash_key(&self.hasher, key))
+    }
+
+    /// [`observe`](Self::observe) for a key already hashed to `h`.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert!(!f.observe_hash(5));
+    /// assert!(f.observe_hash(5));
+    /// ```
+    #[inline]
+    pub fn observe_hash(&mut self, h: u64) -> bool {
+        let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
+        let kernels = self.cells.kernels();
+        let duplicate = !kernels.any_zero(self.cells.block(probe.block), probe.mask);
+        self.evict();
+        kernels.assign(self.cells.block_mut(probe.block), probe.mask, self.max);
+        duplicate
+    }
+
+    /// Records `key` without asking: evicts, then sets its cells.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.insert("k");
+    /// assert!(f.contains("k"));
+    /// ```
+    #[inline]
+    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
+        self.insert_hash(hash::hash_key(&self.hasher, key));
+    }
+
+    /// [`insert`](Self::insert) for a key already hashed to `h`.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.insert_hash(8);
+    /// assert!(f.contains_hash(8));
+    /// ```
+    #[inline]
+    pub fn insert_hash(&mut self, h: u64) {
+        let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
+        self.evict();
+        let kernels = self.cells.kernels();
+        kernels.assign(self.cells.block_mut(probe.block), probe.mask, self.max);
+    }
+
+    /// Whether `key` looks present (none of its cells is zero); changes
+    /// nothing.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert!(!f.contains("never"));
+    /// ```
+    #[inline]
+    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(hash::hash_key(&self.hasher, key))
+    }
+
+    /// [`contains`](Self::contains) for a key already hashed to `h`.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert!(!f.contains_hash(3));
+    /// ```
+    #[inline]
+    pub fn contains_hash(&self, h: u64) -> bool {
+        let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
+        !self
+            .cells
+            .kernels()
+            .any_zero(self.cells.block(probe.block), probe.mask)
+    }
+
+    /// Decrements the `P` cells of this item's eviction.
+    #[inline]
+    fn evict(&mut self) {
+        let m = self.cells.len();
+        let start = match self.params.eviction {
+            Eviction::Random => self.rng.below(m as u64) as usize,
+            Eviction::Sweep => {
+                let start = self.cursor;
+                // `cursor < m` and `p <= m`, so one subtraction wraps it.
+                let next = start + self.params.p;
+                self.cursor = if next >= m { next - m } else { next };
+                start
+            }
+        };
+        self.cells.dec_run_wrapping(start, self.params.p);
+    }
+
+    /// Empties the filter: every cell becomes 0 and the sweep pointer goes
+    /// back to cell 0. The PRNG keeps its state.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a"));
+    /// assert_eq!(f.zero_fraction(), 1.0);
+    /// ```
+    pub fn clear(&mut self) {
+        self.cells.clear();
+        self.cursor = 0;
+    }
+
+    /// Forces the kernel implementation; an error if this CPU lacks it.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::{Isa, W8};
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.set_isa(Isa::Scalar).unwrap();
+    /// assert_eq!(f.isa(), Isa::Scalar);
+    /// ```
+    pub fn set_isa(&mut self, isa: Isa) -> Result<()> {
+        self.cells.set_isa(isa)
+    }
+
+    /// The kernel implementation in use.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::{Isa, W8};
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert_eq!(f.isa(), Isa::detect());
+    /// ```
+    pub fn isa(&self) -> Isa {
+        self.cells.isa()
+    }
+
+    /// The parameters the filter was built with (`cells` as requested; see
+    /// [`len`](Self::len) for the effective count).
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4000, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert_eq!(f.params(), &params);
+    /// ```
+    pub fn params(&self) -> &StableParams {
+        &self.params
+    }
+
+    /// The effective cell count `m = blocks × W::CELLS`.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4000, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert_eq!(f.len(), 4032); // 63 blocks of 64 cells
+    /// ```
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Always `false`: a filter has at least one block.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 1, bits: 3, k: 3, p: 1, eviction: Eviction::Random };
+    /// assert!(!StableBloom::<W8>::new(params, 1).unwrap().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The fraction of cells that are zero now.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 64, bits: 3, k: 4, p: 1, eviction: Eviction::Sweep };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.insert_hash(0);
+    /// assert_eq!(f.zero_fraction(), 60.0 / 64.0);
+    /// ```
+    pub fn zero_fraction(&self) -> f64 {
+        self.cells.zero_cells() as f64 / self.cells.len() as f64
+    }
+
+    /// The expected fraction of zero cells once the filter is stable, under
+    /// distinct keys, for this filter's policy and effective `m`
+    /// ([`stable_point`]: the paper's formula for `Random`, the sweep's own
+    /// for `Sweep`).
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// let params = StableParams { cells: 1 << 16, bits: 3, k: 3, p: 10, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// let z = f.stable_point();
+    /// assert!(0.0 < z && z < 1.0);
+    /// ```
+    pub fn stable_point(&self) -> f64 {
+        self.params.stable_point(self.cells.len())
+    }
+
+    /// The paper's false-positive bound once stable,
+    /// `(1 - stable_point)^K` (see the module docs on blocking).
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// let params = StableParams { cells: 1 << 16, bits: 3, k: 3, p: 10, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// let z = f.stable_point();
+    /// assert!((f.false_positive_bound() - (1.0 - z) * (1.0 - z) * (1.0 - z)).abs() < 1e-12);
+    /// ```
+    pub fn false_positive_bound(&self) -> f64 {
+        self.params.false_positive_bound(self.cells.len())
+    }
+
+    /// The probability that a key never seen hits only non-zero cells *in
+    /// the filter's current state*: the mean over blocks of
+    /// `C(c, K) / C(B, K)`, `c` the block's non-zero cells and `B = W::CELLS`
+    /// (a key picks a uniform block and `K` distinct cells of it). Unlike
+    /// [`false_positive_bound`](Self::false_positive_bound) it accounts for
+    /// the correlation of cells within a block. One pass over the cells.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// let params = StableParams { cells: 64, bits: 3, k: 2, p: 1, eviction: Eviction::Sweep };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert_eq!(f.current_fpr(), 0.0);
+    /// f.insert_hash(1);
+    /// f.insert_hash(2);
+    /// assert!(f.current_fpr() > 0.0);
+    /// ```
+    pub fn current_fpr(&self) -> f64 {
+        let kernels = self.cells.kernels();
+        let blocks = self.cells.blocks();
+        let sum: f64 = (0..blocks.len())
+            .map(|b| {
+                let set = W::CELLS - kernels.zero_count(blocks, b * W::CELLS, W::CELLS);
+                (0..self.params.k as usize)
+                    .map(|j| set.saturating_sub(j) as f64 / (W::CELLS - j) as f64)
+                    .product::<f64>()
+            })
+            .sum();
+        sum / blocks.len() as f64
+    }
+}

@@ -1,0 +1,519 @@
+use super::*;
+use crate::{Error, Mask, Rng, W1, W16, W2, W4, W8};
+use proptest::prelude::*;
+use std::collections::HashMap;
+use std::vec::Vec;
+
+fn params(cells: usize, bits: u32, k: u32, p: usize, eviction: Eviction) -> StableParams {
+    StableParams {
+        cells,
+        bits,
+        k,
+        p,
+        eviction,
+    }
+}
+
+#[test]
+fn every_bad_input_is_an_error() {
+    let ok = params(1024, 3, 3, 10, Eviction::Random);
+    let bad = |p: StableParams| StableBloom::<W4>::new(p, 1).unwrap_err();
+    assert_eq!(
+        bad(StableParams { cells: 0, ..ok }),
+        Error::param("cells", "must be at least 1")
+    );
+    assert_eq!(
+        bad(StableParams { k: 0, ..ok }),
+        Error::param("k", "must be at least 1")
+    );
+    assert_eq!(
+        bad(StableParams { k: 129, ..ok }),
+        Error::param("k", "must be at most the cells of a block")
+    );
+    assert!(StableBloom::<W4>::new(StableParams { k: 128, ..ok }, 1).is_ok());
+    assert_eq!(
+        bad(StableParams { p: 0, ..ok }),
+        Error::param("p", "must be at least 1")
+    );
+    // 1000 cells round up to 1024: P may reach the effective m, not beyond.
+    assert!(StableBloom::<W4>::new(
+        StableParams {
+            cells: 1000,
+            p: 1024,
+            ..ok
+        },
+        1
+    )
+    .is_ok());
+    assert_eq!(
+        bad(StableParams { p: 1025, ..ok }),
+        Error::param("p", "must be at most the cell count")
+    );
+    assert_eq!(
+        bad(StableParams { bits: 0, ..ok }),
+        Error::param("bits", "must be in 1..=W::BITS")
+    );
+    assert_eq!(
+        bad(StableParams { bits: 5, ..ok }),
+        Error::param("bits", "must be in 1..=W::BITS")
+    );
+    assert!(StableBloom::<W4>::new(StableParams { bits: 4, ..ok }, 1).is_ok());
+    let mut buf = [Block::ZERO; 9];
+    let e = StableBloom::<W4, _, _>::with_storage(ok, &mut buf[..], hash::seeded_hasher(1), 1)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        Error::StorageLength {
+            expected: 8,
+            found: 9
+        }
+    );
+    let mut f = StableBloom::<W4, _, _>::with_storage(ok, &mut buf[..8], hash::seeded_hasher(1), 1)
+        .unwrap();
+    if !Isa::Avx512.is_available() {
+        assert!(f.set_isa(Isa::Avx512).is_err());
+    }
+    for fpr in [0.0, 1.0, -0.5, f64::NAN] {
+        assert!(StableParams::plan::<W8>(1 << 16, fpr, Eviction::Random).is_err());
+        assert!(ok.with_smallest_p::<W4>(fpr).is_err());
+    }
+    assert!(StableParams::plan::<W8>(63, 0.01, Eviction::Random).is_err());
+    // One block of 1-bit cells reaches at best (K/512)^K >= 2^-128 (K <= 32).
+    assert_eq!(
+        StableParams::plan::<W1>(64, 1e-40, Eviction::Sweep),
+        Err(Error::param(
+            "target_fpr",
+            "is not reachable with this memory"
+        ))
+    );
+}
+
+/// The algorithm restated over a `Vec<u32>` of cells with scalar code, the
+/// same probe function and the same PRNG draws.
+struct Model {
+    cells: Vec<u32>,
+    rng: Rng,
+    params: StableParams,
+    cursor: usize,
+    blocks: usize,
+    per_block: usize,
+}
+
+impl Model {
+    fn new<W: Width>(params: StableParams, seed: u64) -> Model {
+        let blocks = params.blocks::<W>().unwrap();
+        Model {
+            cells: std::vec![0; blocks * W::CELLS],
+            rng: Rng::new(seed),
+            params,
+            cursor: 0,
+            blocks,
+            per_block: W::CELLS,
+        }
+    }
+
+    fn locate<W: Width>(&self, h: u64) -> Vec<usize> {
+        let probe = hash::probe::<W>(h, self.blocks, self.params.k);
+        let mut mask = probe.mask;
+        let mut out = Vec::new();
+        while let Some(i) = mask.pop_lowest() {
+            out.push(probe.block * self.per_block + i);
+        }
+        out
+    }
+
+    fn contains<W: Width>(&self, h: u64) -> bool {
+        self.locate::<W>(h).iter().all(|&c| self.cells[c] != 0)
+    }
+
+    fn insert<W: Width>(&mut self, h: u64) {
+        let m = self.cells.len();
+        let start = match self.params.eviction {
+            Eviction::Random => self.rng.below(m as u64) as usize,
+            Eviction::Sweep => {
+                let s = self.cursor;
+                self.cursor = (s + self.params.p) % m;
+                s
+            }
+        };
+        for i in 0..self.params.p {
+            let c = &mut self.cells[(start + i) % m];
+            *c = c.saturating_sub(1);
+        }
+        for c in self.locate::<W>(h) {
+            self.cells[c] = self.params.max();
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Observe(u64),
+    Insert(u64),
+    Contains(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    // A small key space, so the stream repeats keys.
+    prop_oneof![
+        (0..64u64).prop_map(Op::Observe),
+        (0..64u64).prop_map(Op::Insert),
+        (0..64u64).prop_map(Op::Contains),
+    ]
+}
+
+/// Runs `ops` on the filter (kernels forced to `isa`) and on the model,
+/// comparing every answer and, at the end, every cell.
+fn agrees_with_model<W: Width>(
+    blocks: usize,
+    bits: u32,
+    k: u32,
+    p_frac: f64,
+    sweep: bool,
+    seed: u64,
+    ops: &[Op],
+) -> std::result::Result<(), TestCaseError> {
+    let m = blocks * W::CELLS;
+    let p = ((p_frac * m as f64) as usize).clamp(1, m);
+    let eviction = if sweep {
+        Eviction::Sweep
+    } else {
+        Eviction::Random
+    };
+    let params = params(
+        m,
+        bits.clamp(1, W::BITS),
+        k.clamp(1, W::CELLS as u32),
+        p,
+        eviction,
+    );
+    for isa in Isa::available() {
+        let mut f = StableBloom::<W, _, _>::with_storage(
+            params,
+            crate::store::zeroed(blocks),
+            hash::seeded_hasher(seed),
+            seed,
+        )
+        .unwrap();
+        f.set_isa(isa).unwrap();
+        let mut model = Model::new::<W>(params, seed);
+        for &op in ops {
+            match op {
+                Op::Observe(key) => {
+                    let h = hash::hash_key(&f.hasher, &key);
+                    let want = model.contains::<W>(h);
+                    model.insert::<W>(h);
+                    prop_assert_eq!(f.observe(&key), want, "{:?} {:?}", isa, op);
+                }
+                Op::Insert(key) => {
+                    let h = hash::hash_key(&f.hasher, &key);
+                    model.insert::<W>(h);
+                    f.insert(&key);
+                }
+                Op::Contains(key) => {
+                    let h = hash::hash_key(&f.hasher, &key);
+                    prop_assert_eq!(f.contains(&key), model.contains::<W>(h), "{:?}", isa);
+                }
+            }
+        }
+        for (i, &want) in model.cells.iter().enumerate() {
+            prop_assert_eq!(f.cells.get(i), Some(want), "{:?} cell {}", isa, i);
+        }
+        let zeros = model.cells.iter().filter(|&&c| c == 0).count();
+        prop_assert_eq!(f.zero_fraction(), zeros as f64 / m as f64);
+    }
+    Ok(())
+}
+
+fn cases() -> ProptestConfig {
+    ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 64 })
+}
+
+proptest! {
+    #![proptest_config(cases())]
+
+    #[test]
+    fn equals_the_naive_model(
+        blocks in 1..4usize,
+        bits in 1..17u32,
+        k in 1..12u32,
+        p_frac in 0.0..1.0f64,
+        sweep: bool,
+        seed: u64,
+        ops in proptest::collection::vec(op(), 0..200),
+    ) {
+        agrees_with_model::<W1>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
+        agrees_with_model::<W2>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
+        agrees_with_model::<W4>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
+        agrees_with_model::<W8>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
+        agrees_with_model::<W16>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
+    }
+
+    #[test]
+    fn a_key_just_recorded_is_found(
+        bits in 1..5u32,
+        k in 1..20u32,
+        p in 1..1024usize,
+        sweep: bool,
+        seed: u64,
+        keys in proptest::collection::vec(any::<u64>(), 1..100),
+    ) {
+        let eviction = if sweep { Eviction::Sweep } else { Eviction::Random };
+        let mut f = StableBloom::<W4>::new(params(1024, bits, k, p, eviction), seed).unwrap();
+        for (i, key) in keys.iter().enumerate() {
+            if i % 2 == 0 {
+                f.insert(key);
+            } else {
+                f.observe(key);
+            }
+            prop_assert!(f.contains(key));
+        }
+    }
+}
+
+/// Feeds `n` distinct pre-hashed keys (the images of `offset..offset + n`
+/// under a bijection) to `f` with `insert_hash`.
+fn feed<W: Width>(f: &mut StableBloom<W>, offset: u64, n: u64) {
+    for i in offset..offset + n {
+        f.insert_hash(hash::mix64(i));
+    }
+}
+
+/// Items to reach the stable point from an empty filter: a cell never set
+/// since the start is counted zero whatever its decrements, and that bias,
+/// `(1 - K/m)^n`, is below `e^-30` after `30·m/K` items; the `Max + 2`
+/// sweeps let every cell be decremented `Max` times.
+fn warm_up(p: &StableParams, m: usize) -> u64 {
+    let sweeps = (u64::from(p.max()) + 2) * m.div_ceil(p.p) as u64;
+    (30 * m as u64 / u64::from(p.k)).max(sweeps)
+}
+
+/// The zero fraction of `f` and the standard error of it by batch means:
+/// the cells are cut into 64 runs of `m/64` consecutive cells. Cells are
+/// correlated over a few blocks and a few `P` (shared blocks, shared
+/// decrement runs), so the binomial standard error would be too small;
+/// runs much longer than that correlation are nearly independent, and the
+/// spread of their means estimates the standard error honestly.
+fn zero_fraction_and_se<W: Width>(f: &StableBloom<W>) -> (f64, f64) {
+    let m = f.len();
+    let g = 64;
+    let run = m / g;
+    let zs: Vec<f64> = (0..g)
+        .map(|i| {
+            let z = f.cells.kernels().zero_count(f.cells.blocks(), i * run, run);
+            z as f64 / run as f64
+        })
+        .collect();
+    let mean = zs.iter().sum::<f64>() / g as f64;
+    let var = zs.iter().map(|z| (z - mean) * (z - mean)).sum::<f64>() / (g - 1) as f64;
+    (mean, libm::sqrt(var / g as f64))
+}
+
+/// The measured zero fraction after a long stream of distinct keys lies
+/// within 5 standard errors of `stable_point()`, and so does the measured
+/// false-positive rate of never-seen keys around `current_fpr()` (given the
+/// state, each query is an independent Bernoulli trial, so its standard
+/// error is binomial).
+fn check_stable_point<W: Width>(p: StableParams, seed: u64) {
+    let mut f = StableBloom::<W>::new(p, seed).unwrap();
+    let m = f.len();
+    assert!(m >= 1 << 16, "m must be large enough for 64 batches");
+    feed(&mut f, 0, warm_up(&p, m));
+    let (z, se) = zero_fraction_and_se(&f);
+    assert_eq!(z, f.zero_fraction());
+    let want = f.stable_point();
+    assert!(
+        (z - want).abs() <= 5.0 * se,
+        "{p:?}: zero fraction {z:.5}, stable point {want:.5}, se {se:.5}"
+    );
+    let queries = 100_000u64;
+    let hits = (0..queries)
+        .filter(|i| f.contains_hash(hash::mix64(i + (1 << 62))))
+        .count();
+    let fpr = hits as f64 / queries as f64;
+    let expected = f.current_fpr();
+    let se = libm::sqrt(expected * (1.0 - expected) / queries as f64);
+    assert!(
+        (fpr - expected).abs() <= 5.0 * se + 1.0 / queries as f64,
+        "{p:?}: measured FPR {fpr:.5}, current_fpr {expected:.5}"
+    );
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn random_eviction_reaches_the_papers_stable_point() {
+    let m = 1 << 16;
+    check_stable_point::<W4>(params(m, 3, 3, 10, Eviction::Random), 1);
+    check_stable_point::<W8>(params(m, 2, 5, 20, Eviction::Random), 2);
+    check_stable_point::<W8>(params(m, 4, 6, 64, Eviction::Random), 3);
+    check_stable_point::<W2>(params(m, 1, 4, 4, Eviction::Random), 4);
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn sweep_eviction_reaches_its_stable_point() {
+    // P divides m here, where the sweep formula is exact; 10 does not.
+    let m = 1 << 16;
+    check_stable_point::<W4>(params(m, 3, 3, 16, Eviction::Sweep), 5);
+    check_stable_point::<W4>(params(m, 3, 3, 10, Eviction::Sweep), 5);
+    check_stable_point::<W8>(params(m, 2, 5, 32, Eviction::Sweep), 6);
+    check_stable_point::<W8>(params(m, 4, 6, 64, Eviction::Sweep), 7);
+    check_stable_point::<W2>(params(m, 1, 4, 4, Eviction::Sweep), 8);
+}
+
+/// The paper's bound `(1 - stable_point)^K` treats the `K` cells of a key
+/// as independent. It holds (within 5 binomial standard errors) where a
+/// block sees many items per memory window; where the blocked layout
+/// correlates a key's cells strongly, the measured rate exceeds it, as the
+/// module docs say.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn papers_bound_holds_only_without_strong_block_correlation() {
+    let fpr_and_bound = |p: StableParams| {
+        let mut f = StableBloom::<W4>::new(p, 9).unwrap();
+        let n = warm_up(&p, f.len());
+        feed(&mut f, 0, n);
+        let queries = 100_000u64;
+        let hits = (0..queries)
+            .filter(|i| f.contains_hash(hash::mix64(i + (1 << 62))))
+            .count();
+        (hits as f64 / queries as f64, f.false_positive_bound())
+    };
+    let m = 1 << 16;
+    let (fpr, bound) = fpr_and_bound(params(m, 3, 3, 10, Eviction::Random));
+    let se = libm::sqrt(bound * (1.0 - bound) / 100_000.0);
+    assert!(fpr <= bound + 5.0 * se, "{fpr} > {bound}");
+    let (fpr, bound) = fpr_and_bound(params(m, 1, 4, 4, Eviction::Sweep));
+    let se = libm::sqrt(bound * (1.0 - bound) / 100_000.0);
+    assert!(fpr > bound + 5.0 * se, "{fpr} <= {bound}");
+}
+
+/// The sweep's window without false negatives, exactly: a key seen `g`
+/// items back is always found when `(g - 1)·P <= (Max - 1)·m`, and is
+/// sometimes lost just past it.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn sweep_has_no_false_negatives_inside_its_window() {
+    let p = params(4096, 3, 3, 16, Eviction::Sweep);
+    let mut f = StableBloom::<W4>::new(p, 11).unwrap();
+    let (m, max) = (f.len(), p.max() as usize);
+    // Largest g with (g - 1)·P <= (Max - 1)·m.
+    let window = (max - 1) * m / p.p + 1;
+    let keys: Vec<u64> = (0..8000u64).map(hash::mix64).collect();
+    let (mut inside, mut lost_inside, mut lost_beyond) = (0u64, 0u64, 0u64);
+    for (t, &key) in keys.iter().enumerate() {
+        f.insert_hash(key);
+        // Key `keys[t + 1 - g]`, queried now, is what item `t + 1` would
+        // probe for a duplicate `g` items after its previous occurrence.
+        for g in 1..=window + m / p.p {
+            let Some(s) = (t + 1).checked_sub(g) else {
+                break;
+            };
+            let found = f.contains_hash(keys[s]);
+            if g <= window {
+                inside += 1;
+                lost_inside += u64::from(!found);
+            } else {
+                lost_beyond += u64::from(!found);
+            }
+        }
+    }
+    assert!(inside > 5_000_000);
+    assert_eq!(lost_inside, 0);
+    assert!(lost_beyond > 0, "the window should be tight");
+}
+
+#[test]
+fn planner_takes_the_smallest_p_and_matches_the_paper() {
+    for eviction in [Eviction::Random, Eviction::Sweep] {
+        for target in [0.1, 0.01, 0.001] {
+            let p = StableParams::plan::<W8>(1 << 16, target, eviction).unwrap();
+            let m = p.effective_cells::<W8>().unwrap();
+            assert_eq!(m, 1 << 16);
+            assert_eq!(p.eviction, eviction);
+            assert!(p.false_positive_bound(m) <= target);
+            assert!(StableParams { p: p.p - 1, ..p }.false_positive_bound(m) > target || p.p == 1);
+        }
+    }
+    // For Random, the bisection finds the ceiling of the paper's P.
+    let base = params(1 << 20, 3, 3, 1, Eviction::Random);
+    for target in [0.2, 0.05, 0.01] {
+        let planned = base.with_smallest_p::<W8>(target).unwrap();
+        let (k, max, m) = (3.0, 7.0, (1u64 << 20) as f64);
+        let z0 = 1.0 - libm::pow(target, 1.0 / k);
+        let paper = 1.0 / ((1.0 / libm::pow(z0, 1.0 / max) - 1.0) * (1.0 / k - 1.0 / m));
+        assert_eq!(planned.p, libm::ceil(paper) as usize, "target {target}");
+    }
+}
+
+/// Random vs Sweep at one setting: prints FPR (fresh keys reported as
+/// duplicates) and FNR by gap (duplicates reported as new). Run with
+/// `cargo test -p streambloom --lib stable::tests::report_random_vs_sweep
+/// -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn report_random_vs_sweep() {
+    let m = 1usize << 20;
+    for target in [0.05, 0.01] {
+        for eviction in [Eviction::Random, Eviction::Sweep] {
+            let p = params(m, 3, 3, 1, eviction)
+                .with_smallest_p::<W4>(target)
+                .unwrap();
+            let mut f = StableBloom::<W4>::new(p, 1).unwrap();
+            feed(&mut f, 1 << 40, warm_up(&p, m));
+            let gaps: [u64; 8] = [
+                1 << 10,
+                1 << 12,
+                1 << 14,
+                1 << 16,
+                1 << 18,
+                1 << 19,
+                1 << 20,
+                1 << 21,
+            ];
+            let mut rng = Rng::new(3);
+            let mut history: Vec<u64> = Vec::new();
+            let mut last: HashMap<u64, u64> = HashMap::new();
+            let (mut fresh, mut fp) = (0u64, 0u64);
+            let mut by_gap = [(0u64, 0u64); 23];
+            let n = 4u64 << 20;
+            for t in 0..n {
+                let g = gaps[rng.below(gaps.len() as u64) as usize];
+                let key = if rng.below(2) == 0 && t >= g {
+                    history[(t - g) as usize]
+                } else {
+                    hash::mix64(t)
+                };
+                history.push(key);
+                let dup = f.observe_hash(key);
+                match last.insert(key, t) {
+                    None => {
+                        fresh += 1;
+                        fp += u64::from(dup);
+                    }
+                    Some(prev) => {
+                        let bucket = (63 - (t - prev).leading_zeros()) as usize;
+                        by_gap[bucket.min(22)].0 += 1;
+                        by_gap[bucket.min(22)].1 += u64::from(!dup);
+                    }
+                }
+            }
+            let window = (u64::from(p.max()) - 1) * m as u64 / p.p as u64 + 1;
+            std::println!(
+                "{eviction:?} target {target}: d=3 K=3 P={} m=2^20: FPR {:.4} (bound {:.4}), sweep window {window}",
+                p.p,
+                fp as f64 / fresh as f64,
+                f.false_positive_bound(),
+            );
+            for (b, &(seen, lost)) in by_gap.iter().enumerate() {
+                if seen > 1000 {
+                    std::println!(
+                        "  gap in [2^{b}, 2^{}): FNR {:.4} ({lost}/{seen})",
+                        b + 1,
+                        lost as f64 / seen as f64
+                    );
+                }
+            }
+        }
+    }
+}
