@@ -14,10 +14,12 @@ extern crate std;
 mod error;
 pub mod hash;
 mod rng;
+pub mod spectral;
 pub mod store;
 
 pub use error::{Error, Result};
 pub use rng::Rng;
+pub use spectral::{MinimalIncrease, MinimumSelection, RecurringMinimum, Spectral};
 pub use store::{Cells, Storage};
 pub use streambloom_kernels::{
     Block, Isa, Kernels, Mask, MinCount, Width, W1, W16, W2, W32, W4, W8,
