@@ -29,21 +29,24 @@ use streambloom_kernels::{cell, Mask};
 ///   under-estimated. Without `B_f` that costs one more cache line per
 ///   insertion; with it, only marked items (about a fifth) read the
 ///   secondary.
-/// - **Estimate.** The smaller of the primary minimum and, for an item in the
-///   secondary, its secondary minimum. (The paper returns the secondary value
-///   alone; both are upper bounds, so the smaller is never worse.)
-/// - **Remove `x`, `r` times.** Subtract `r` from its primary counters and,
-///   if it is in the secondary, from its secondary counters (saturating at
-///   0).
+/// - **Estimate.** As the paper: a recurring minimum is returned as is;
+///   for a single minimum, the smaller of the primary minimum and, for an
+///   item in the secondary, its secondary minimum (the paper returns the
+///   secondary value alone; both are upper bounds, so the smaller is never
+///   worse).
+/// - **Remove `x`, `r` times.** Subtract `r` from its primary counters, then,
+///   as the paper, from its secondary counters if it is in the secondary and
+///   has a single minimum (or, with `B_f`, is marked); counters stop at 0.
 ///
 /// **Guarantees.** The primary alone is a Minimum Selection filter, so the
-/// estimate is never above Minimum Selection's. It never falls below the true
-/// count except in one coincidence: an item that was never moved is taken
-/// for one that was, because its secondary counters were all raised by other
-/// items (a Bloom error of the secondary) and, with `B_f`, `B_f` also holds
-/// it by mistake, at a moment when those counters were below its count.
-/// With the secondary at a third of the budget and `B_f` present this is
-/// rarer than `E_b^s · E_b(B_f)`.
+/// estimate is never above Minimum Selection's. It can fall below the true
+/// count in one coincidence: an item with a single minimum that was never
+/// moved is taken for one that was, because its secondary counters were all
+/// raised by other items (a Bloom error of the secondary) while they were
+/// below its count. Without `B_f` this happens at about the secondary's
+/// Bloom error rate (measured by `streambloom-bench repro spectral`: up to
+/// 0.2 % of items at γ = 0.7); with `B_f` it also needs a false positive of
+/// `B_f`, and the property tests find none.
 ///
 /// **Trapping** ([`RecurringMinimum::with_trapping`], §3.3.1, Figure 2, needs
 /// `alloc`): a moved item's counts *leave* the primary (its `m_x` is
