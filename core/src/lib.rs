@@ -15,12 +15,14 @@ pub mod classic;
 mod error;
 pub mod hash;
 mod rng;
+pub mod spectral;
 pub mod stable;
 pub mod store;
 
 pub use classic::{Classic, ClassicParams};
 pub use error::{Error, Result};
 pub use rng::Rng;
+pub use spectral::{MinimalIncrease, MinimumSelection, RecurringMinimum, Spectral};
 pub use stable::{Eviction, StableBloom, StableParams};
 pub use store::{Cells, Storage};
 pub use streambloom_kernels::{

@@ -1,0 +1,654 @@
+//! **Spectral Bloom filters**: approximate counts of the items of a
+//! multiset (Cohen and Matias, *Spectral Bloom Filters*, SIGMOD 2003, and its
+//! technical report, in `spectral-bloom-filters-report.txt`).
+//!
+//! A Spectral filter keeps `m` saturating counters; an item `x` owns `k` of
+//! them, all in one 64-byte block (blocked hashing, see [`crate::hash`]).
+//! [`Spectral::estimate`] answers "how many times was `x` inserted?", and
+//! [`Spectral::at_least`] answers the ad-hoc iceberg question "was `x`
+//! inserted at least `T` times?" with `T` chosen at query time (§5.2).
+//!
+//! # Policies
+//!
+//! | policy | insert / estimate | delete | errors |
+//! |---|---|---|---|
+//! | [`MinimumSelection`] (§2.2) | add to the `k` counters / their minimum | yes | over-estimates only, with probability `E_b` |
+//! | [`MinimalIncrease`] (§3.2) | raise only counters below `m_x + r` / minimum | **no** (would cause false negatives) | over-estimates only, fewer and smaller than MS |
+//! | [`RecurringMinimum`] (§3.3) | primary + secondary filter (+ marker `B_f`, + Trapping) | yes | over-estimates, fewer than MS; see its docs for the rare exception and for Trapping |
+//!
+//! Every estimate is an upper bound on the true count (except as
+//! [`RecurringMinimum`] documents) **provided** that only inserted
+//! occurrences are removed and no counter reaches `W::MAX`. Counters
+//! **saturate**: they stop at `W::MAX` (255, 65 535 or 2³²−1) and never
+//! wrap, and removing more than was inserted stops them at 0 (it is not an
+//! error, but it takes counts from the other items sharing those counters,
+//! which may then be under-estimated). An estimate of `W::MAX` means "at
+//! least `W::MAX`".
+//!
+//! # Parameters
+//!
+//! - `counters` (`m`): with `n` distinct items and `k` counters each,
+//!   `γ = nk/m`; the Bloom error is `E_b = (1 − e^{−γ})^k`
+//!   ([`analysis::bloom_error`]), smallest at `γ = ln 2 ≈ 0.7`, i.e.
+//!   `m ≈ 1.44·n·k`. For Recurring Minimum `counters` is the whole budget of
+//!   both filters.
+//! - `k`: 1 to `W::CELLS` (64, 32 or 16 counters per block for 8, 16 and 32
+//!   bits); 4 to 6 is usual. Blocked hashing puts all `k` in one cache line,
+//!   which costs some accuracy with few cells per block (16 for `W32`).
+//! - `W`: [`W8`], [`W16`] or [`W32`] (the default): pick a width whose `MAX`
+//!   is above the largest count you need.
+//! - the hasher: [`crate::hash::seeded_hasher`] from a seed; seeds an
+//!   attacker can guess let them flood chosen counters (see [`crate::hash`]).
+//!
+//! # Beyond single counts
+//!
+//! [`Spectral::union`] adds two filters' counters (the multiset union) and
+//! [`Spectral::join`] multiplies them (the Spectral Bloomjoin of §5.3);
+//! [`Spectral::estimate_unbiased`] is Lemma 3's estimator for aggregates;
+//! [`SlidingWindow`] counts the last `W` items (§2.2, §6.2);
+//! [`RangeTree`] counts values in ranges (§5.5, Theorem 11);
+//! [`analysis`] holds the paper's error formulas.
+//!
+//! ```
+//! use streambloom::spectral::{MinimumSelection, Spectral};
+//! let mut f = Spectral::<MinimumSelection>::new(4096, 4, 42)?;
+//! f.insert("apple");
+//! f.insert_n("pear", 3);
+//! f.remove("pear");
+//! assert!(f.estimate("pear") >= 2);
+//! assert!(f.at_least("apple", 1));
+//! # Ok::<(), streambloom::Error>(())
+//! ```
+
+pub mod analysis;
+mod policy;
+mod range;
+mod recurring;
+#[cfg(feature = "alloc")]
+mod window;
+
+#[cfg(test)]
+mod tests;
+
+pub use policy::{MinimalIncrease, MinimumSelection, Plan, Policy, Removable};
+pub use range::{RangeCount, RangeTree};
+pub use recurring::RecurringMinimum;
+#[cfg(feature = "alloc")]
+pub use window::SlidingWindow;
+
+use crate::hash::{self, mix64, DefaultHasher, Probe};
+use crate::store::{blocks_for, Cells, Storage};
+use crate::{Error, Result};
+use core::hash::{BuildHasher, Hash};
+use streambloom_kernels::{cell, set_cell, Block, Isa, Kernels, Mask, MinCount, Width, W1};
+pub use streambloom_kernels::{W16, W32, W8};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A counter width a Spectral filter accepts: [`W8`], [`W16`] or [`W32`].
+/// Narrower cells cannot hold counts; other widths do not compile:
+///
+/// ```compile_fail
+/// use streambloom::spectral::{MinimumSelection, Spectral};
+/// use streambloom::W4;
+/// let f = Spectral::<MinimumSelection, W4>::new(1024, 4, 7);
+/// ```
+pub trait Counter: Width + sealed::Sealed {}
+impl sealed::Sealed for W8 {}
+impl sealed::Sealed for W16 {}
+impl sealed::Sealed for W32 {}
+impl Counter for W8 {}
+impl Counter for W16 {}
+impl Counter for W32 {}
+
+/// Where a filter keeps its blocks by default: a `Vec` with `alloc`, a
+/// borrowed slice without.
+#[cfg(feature = "alloc")]
+pub type DefaultStorage = alloc::vec::Vec<Block>;
+/// Where a filter keeps its blocks by default: a `Vec` with `alloc`, a
+/// borrowed slice without.
+#[cfg(not(feature = "alloc"))]
+pub type DefaultStorage = &'static mut [Block];
+
+const SECONDARY_SALT: u64 = 0x5EC0_4DA7_5EC0_4DA7;
+const MARKER_SALT: u64 = 0x3A7C_E7B1_0F17_E7ED;
+
+/// Block counts of the filter's regions, in storage order: primary,
+/// secondary, marker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    primary: usize,
+    secondary: usize,
+    marker: usize,
+    k: u32,
+}
+
+impl Geometry {
+    fn total(&self) -> usize {
+        self.primary + self.secondary + self.marker
+    }
+
+    #[inline(always)]
+    fn primary<W: Counter>(&self, h: u64) -> Probe<W> {
+        hash::probe::<W>(h, self.primary, self.k)
+    }
+
+    #[inline(always)]
+    fn secondary<W: Counter>(&self, h: u64) -> Probe<W> {
+        let mut p = hash::probe::<W>(mix64(h ^ SECONDARY_SALT), self.secondary, self.k);
+        p.block += self.primary;
+        p
+    }
+
+    #[inline(always)]
+    fn marker(&self, h: u64) -> Probe<W1> {
+        let mut p = hash::probe::<W1>(mix64(h ^ MARKER_SALT), self.marker, self.k);
+        p.block += self.primary + self.secondary;
+        p
+    }
+}
+
+/// Read access to a filter's blocks for a policy.
+#[doc(hidden)]
+pub struct Ctx<'a, W: Width> {
+    blocks: &'a [Block],
+    kernels: &'static Kernels<W>,
+    marker: &'static Kernels<W1>,
+    geo: &'a Geometry,
+}
+
+/// Write access to a filter's blocks for a policy.
+#[doc(hidden)]
+pub struct CtxMut<'a, W: Width> {
+    blocks: &'a mut [Block],
+    kernels: &'static Kernels<W>,
+    marker: &'static Kernels<W1>,
+    geo: &'a Geometry,
+}
+
+impl<W: Counter> Ctx<'_, W> {
+    #[inline(always)]
+    fn primary_min(&self, h: u64) -> MinCount {
+        let p = self.geo.primary::<W>(h);
+        self.kernels.min_count(&self.blocks[p.block], p.mask)
+    }
+
+    #[inline(always)]
+    fn secondary_min(&self, h: u64) -> MinCount {
+        let p = self.geo.secondary::<W>(h);
+        self.kernels.min_count(&self.blocks[p.block], p.mask)
+    }
+
+    #[inline(always)]
+    fn marked(&self, h: u64) -> bool {
+        let p = self.geo.marker(h);
+        !self.marker.any_zero(&self.blocks[p.block], p.mask)
+    }
+}
+
+impl<W: Counter> CtxMut<'_, W> {
+    #[inline(always)]
+    fn shared(&self) -> Ctx<'_, W> {
+        Ctx {
+            blocks: self.blocks,
+            kernels: self.kernels,
+            marker: self.marker,
+            geo: self.geo,
+        }
+    }
+
+    #[inline(always)]
+    fn mark(&mut self, h: u64) {
+        let p = self.geo.marker(h);
+        self.marker.assign(&mut self.blocks[p.block], p.mask, 1);
+    }
+}
+
+/// A Spectral Bloom filter with estimation policy `P` over `W`-bit
+/// saturating counters kept in `S`, hashing keys with `H` (see the
+/// [module docs](self)).
+#[derive(Clone)]
+pub struct Spectral<P, W: Counter = W32, S = DefaultStorage, H = DefaultHasher> {
+    cells: Cells<W, S>,
+    marker: &'static Kernels<W1>,
+    geo: Geometry,
+    policy: P,
+    hasher: H,
+    fingerprint: u64,
+    total: u64,
+}
+
+impl<P: Policy, W: Counter, S: Storage, H> core::fmt::Debug for Spectral<P, W, S, H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Spectral")
+            .field("policy", &self.policy)
+            .field("bits", &W::BITS)
+            .field("k", &self.geo.k)
+            .field("blocks", &self.geo)
+            .field("isa", &self.cells.isa())
+            .field("total", &self.total)
+            .finish()
+    }
+}
+
+/// A fingerprint of a hasher: the hashes of a few fixed keys. Two filters
+/// whose hashers disagree on them place items differently.
+fn fingerprint<H: BuildHasher>(hasher: &H) -> u64 {
+    (0u64..4).fold(0, |acc, i| {
+        mix64(acc ^ hash::hash_key(hasher, &(0x5B1F_u64 ^ i)))
+    })
+}
+
+fn plan_geometry<P: Policy, W: Counter>(policy: &P, counters: usize, k: u32) -> Result<Geometry> {
+    if counters == 0 {
+        return Err(Error::param("counters", "must be at least 1"));
+    }
+    let plan = policy.plan(counters)?;
+    let primary = blocks_for::<W>(plan.primary)?;
+    let secondary = if plan.secondary == 0 {
+        0
+    } else {
+        blocks_for::<W>(plan.secondary)?
+    };
+    let marker = if plan.marker == 0 {
+        0
+    } else {
+        blocks_for::<W1>(plan.marker)?
+    };
+    if k == 0 {
+        return Err(Error::param("k", "must be at least 1"));
+    }
+    if k as usize > W::CELLS {
+        return Err(Error::param(
+            "k",
+            "must be at most the counters per block (64, 32, 16 for W8, W16, W32)",
+        ));
+    }
+    if primary * W::CELLS <= k as usize {
+        return Err(Error::param(
+            "k",
+            "must be below the number of primary counters",
+        ));
+    }
+    let geo = Geometry {
+        primary,
+        secondary,
+        marker,
+        k,
+    };
+    geo.total()
+        .checked_mul(Block::BYTES)
+        .ok_or(Error::param("counters", "is too large for this machine"))?;
+    Ok(geo)
+}
+
+#[cfg(feature = "alloc")]
+impl<P: Policy + Default, W: Counter> Spectral<P, W> {
+    /// A filter of `counters` counters (rounded up to whole blocks), `k`
+    /// counters per item, the default configuration of `P`, and an ahash
+    /// hasher seeded from `seed` ([`crate::hash::seeded_hasher`]).
+    ///
+    /// Errors: `counters` is 0 (or too small for `P`), `k` is 0, above
+    /// `W::CELLS`, or not below the primary counters.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimalIncrease, Spectral};
+    /// use streambloom::W16;
+    /// let f = Spectral::<MinimalIncrease, W16>::new(10_000, 5, 1)?;
+    /// assert_eq!(f.counters(), 10_016); // whole blocks of 32 counters
+    /// assert!(Spectral::<MinimalIncrease, W16>::new(0, 5, 1).is_err());
+    /// assert!(Spectral::<MinimalIncrease, W16>::new(100, 33, 1).is_err());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn new(counters: usize, k: u32, seed: u64) -> Result<Self> {
+        Self::with_policy(P::default(), counters, k, seed)
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<P: Policy, W: Counter> Spectral<P, W> {
+    /// Like [`Spectral::new`] with a configured policy (for
+    /// [`RecurringMinimum`]: secondary size, marker, Trapping).
+    pub fn with_policy(policy: P, counters: usize, k: u32, seed: u64) -> Result<Self> {
+        let geo = plan_geometry::<P, W>(&policy, counters, k)?;
+        let blocks = crate::store::zeroed(geo.total());
+        Self::assemble(policy, blocks, geo, hash::seeded_hasher(seed))
+    }
+}
+
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
+    /// The number of blocks [`Spectral::from_storage`] needs for these
+    /// parameters.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral};
+    /// use streambloom::{hash::seeded_hasher, Block, W8};
+    /// type F<'a> = Spectral<MinimumSelection, W8, &'a mut [Block]>;
+    /// let n = F::required_blocks(&MinimumSelection, 640, 4)?;
+    /// assert_eq!(n, 10);
+    /// let mut buf = [Block::ZERO; 10];
+    /// let mut f = F::from_storage(MinimumSelection, &mut buf[..], 640, 4, seeded_hasher(3))?;
+    /// f.insert(&17u32);
+    /// assert_eq!(f.estimate(&17u32), 1);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn required_blocks(policy: &P, counters: usize, k: u32) -> Result<usize> {
+        Ok(plan_geometry::<P, W>(policy, counters, k)?.total())
+    }
+
+    /// A filter in caller-provided storage, which must hold exactly
+    /// [`Spectral::required_blocks`] blocks (else [`Error::StorageLength`]).
+    /// The storage is zeroed; `hasher` places the keys.
+    pub fn from_storage(policy: P, storage: S, counters: usize, k: u32, hasher: H) -> Result<Self> {
+        let geo = plan_geometry::<P, W>(&policy, counters, k)?;
+        let mut f = Self::assemble(policy, storage, geo, hasher)?;
+        f.clear();
+        Ok(f)
+    }
+
+    fn assemble(policy: P, storage: S, geo: Geometry, hasher: H) -> Result<Self> {
+        let cells = Cells::new(storage, geo.total())?;
+        let marker = Kernels::<W1>::for_isa(cells.isa()).unwrap_or_else(Kernels::scalar);
+        Ok(Spectral {
+            cells,
+            marker,
+            geo,
+            fingerprint: fingerprint(&hasher),
+            policy,
+            hasher,
+            total: 0,
+        })
+    }
+
+    #[inline(always)]
+    fn ctx(&self) -> Ctx<'_, W> {
+        Ctx {
+            blocks: self.cells.blocks(),
+            kernels: self.cells.kernels(),
+            marker: self.marker,
+            geo: &self.geo,
+        }
+    }
+
+    #[inline(always)]
+    fn parts(&mut self) -> (&mut P, CtxMut<'_, W>) {
+        let kernels = self.cells.kernels();
+        (
+            &mut self.policy,
+            CtxMut {
+                blocks: self.cells.blocks_mut(),
+                kernels,
+                marker: self.marker,
+                geo: &self.geo,
+            },
+        )
+    }
+
+    /// The 64-bit hash of `key` that every `*_hash` method takes.
+    #[inline]
+    pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+        hash::hash_key(&self.hasher, key)
+    }
+
+    /// Records one occurrence of `key`.
+    #[inline]
+    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
+        self.insert_n_hash(self.hash(key), 1);
+    }
+
+    /// Records `r` occurrences of `key` at once (the paper's "insert `r`";
+    /// `r = 0` does nothing).
+    #[inline]
+    pub fn insert_n<K: Hash + ?Sized>(&mut self, key: &K, r: u32) {
+        self.insert_n_hash(self.hash(key), r);
+    }
+
+    /// [`Spectral::insert`] for a key hashed with [`Spectral::hash`].
+    #[inline]
+    pub fn insert_hash(&mut self, h: u64) {
+        self.insert_n_hash(h, 1);
+    }
+
+    /// [`Spectral::insert_n`] for a key hashed with [`Spectral::hash`].
+    #[inline]
+    pub fn insert_n_hash(&mut self, h: u64, r: u32) {
+        if r == 0 {
+            return;
+        }
+        self.total = self.total.saturating_add(u64::from(r));
+        let (policy, ctx) = self.parts();
+        policy.insert(ctx, h, r);
+    }
+
+    /// The estimated count of `key` (see the policy for its errors).
+    #[inline]
+    pub fn estimate<K: Hash + ?Sized>(&self, key: &K) -> u32 {
+        self.estimate_hash(self.hash(key))
+    }
+
+    /// [`Spectral::estimate`] for a key hashed with [`Spectral::hash`].
+    #[inline]
+    pub fn estimate_hash(&self, h: u64) -> u32 {
+        self.policy.estimate(self.ctx(), h)
+    }
+
+    /// Whether `key` was inserted at least `t` times, `t` chosen at query
+    /// time (the ad-hoc iceberg query of §5.2): never `false` for an item
+    /// that was (within the policy's guarantees), sometimes `true` for one
+    /// that was not.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimalIncrease, Spectral};
+    /// let mut f = Spectral::<MinimalIncrease>::new(4096, 4, 9)?;
+    /// f.insert_n("hot", 50);
+    /// assert!(f.at_least("hot", 50) && f.at_least("hot", 10));
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn at_least<K: Hash + ?Sized>(&self, key: &K, t: u32) -> bool {
+        self.at_least_hash(self.hash(key), t)
+    }
+
+    /// [`Spectral::at_least`] for a key hashed with [`Spectral::hash`].
+    #[inline]
+    pub fn at_least_hash(&self, h: u64, t: u32) -> bool {
+        self.estimate_hash(h) >= t
+    }
+
+    /// The smallest of the item's primary counters and how many hold it:
+    /// `count >= 2` is the recurring minimum of §3.3.
+    #[inline]
+    pub fn primary_minimum_hash(&self, h: u64) -> MinCount {
+        self.ctx().primary_min(h)
+    }
+
+    /// Adds `other`'s counters to this filter's, saturating (the multiset
+    /// union of §2.2). For [`MinimumSelection`] the result equals, counter
+    /// for counter, the filter of both streams. For [`MinimalIncrease`] and
+    /// [`RecurringMinimum`] the result never under-estimates either; for
+    /// Recurring Minimum only the primary counters are added and the
+    /// secondary and marker are reset (which items were moved cannot be
+    /// merged counter by counter), so old items are estimated as by
+    /// Minimum Selection until they move again.
+    ///
+    /// Errors with [`Error::Incompatible`] when the sizes, `k`, the policy
+    /// configuration or the hasher (seeds) differ, or for Trapping filters.
+    pub fn union<S2: Storage, H2: BuildHasher>(
+        &mut self,
+        other: &Spectral<P, W, S2, H2>,
+    ) -> Result<()> {
+        self.combine(other, u32::saturating_add)?;
+        self.total = self.total.saturating_add(other.total);
+        Ok(())
+    }
+
+    /// Multiplies this filter's counters by `other`'s, saturating (the
+    /// Spectral Bloomjoin of §5.3): the estimate of `x` bounds
+    /// `f_x · g_x` from above, under the same conditions and with the same
+    /// errors as [`Spectral::union`].
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral};
+    /// let mut r = Spectral::<MinimumSelection>::new(4096, 4, 5)?;
+    /// let mut s = Spectral::<MinimumSelection>::new(4096, 4, 5)?;
+    /// r.insert_n("a", 3);
+    /// s.insert_n("a", 4);
+    /// r.join(&s)?;
+    /// assert!(r.estimate("a") >= 12);
+    /// let other_seed = Spectral::<MinimumSelection>::new(4096, 4, 6)?;
+    /// assert!(r.join(&other_seed).is_err());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn join<S2: Storage, H2: BuildHasher>(
+        &mut self,
+        other: &Spectral<P, W, S2, H2>,
+    ) -> Result<()> {
+        self.combine(other, u32::saturating_mul)?;
+        let sum: u64 = (0..self.geo.primary * W::CELLS)
+            .filter_map(|i| self.cells.get(i))
+            .map(u64::from)
+            .sum();
+        self.total = sum / u64::from(self.geo.k);
+        Ok(())
+    }
+
+    fn combine<S2: Storage, H2: BuildHasher>(
+        &mut self,
+        other: &Spectral<P, W, S2, H2>,
+        op: fn(u32, u32) -> u32,
+    ) -> Result<()> {
+        if self.geo != other.geo {
+            return Err(Error::Incompatible { what: "sizes or k" });
+        }
+        if self.fingerprint != other.fingerprint {
+            return Err(Error::Incompatible {
+                what: "hasher or seeds",
+            });
+        }
+        self.policy.check_merge(&other.policy)?;
+        let primary = self.geo.primary;
+        let mine = self.cells.blocks_mut();
+        for (a, b) in mine[..primary]
+            .iter_mut()
+            .zip(&other.cells.blocks()[..primary])
+        {
+            for i in 0..W::CELLS {
+                set_cell::<W>(a, i, op(cell::<W>(a, i), cell::<W>(b, i)));
+            }
+        }
+        mine[primary..].fill(Block::ZERO);
+        self.policy.reset();
+        Ok(())
+    }
+
+    /// Sets every counter to 0 and forgets every item.
+    pub fn clear(&mut self) {
+        self.cells.clear();
+        self.policy.reset();
+        self.total = 0;
+    }
+
+    /// Forces the kernel implementation (for tests and benchmarks); an error
+    /// if this CPU lacks `isa`.
+    pub fn set_isa(&mut self, isa: Isa) -> Result<()> {
+        let marker = Kernels::<W1>::for_isa(isa)
+            .ok_or(Error::param("isa", "is not available on this CPU"))?;
+        self.cells.set_isa(isa)?;
+        self.marker = marker;
+        Ok(())
+    }
+
+    /// The kernel implementation in use.
+    pub fn isa(&self) -> Isa {
+        self.cells.isa()
+    }
+
+    /// `k`, the counters per item.
+    pub fn k(&self) -> u32 {
+        self.geo.k
+    }
+
+    /// Counters of the primary filter (whole blocks), the `m` of `γ = nk/m`.
+    pub fn counters(&self) -> usize {
+        self.geo.primary * W::CELLS
+    }
+
+    /// Occurrences inserted minus occurrences removed (`N`).
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The policy and its configuration.
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+
+    /// All blocks (primary, then secondary, then marker): for comparing and
+    /// persisting filters.
+    pub fn blocks(&self) -> &[Block] {
+        self.cells.blocks()
+    }
+}
+
+impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
+    /// Takes back one occurrence of `key`. Removing an item more times than
+    /// it was inserted is not detected: its counters stop at 0 (they never
+    /// wrap), and the excess is taken from other items sharing them, which
+    /// may then be under-estimated.
+    #[inline]
+    pub fn remove<K: Hash + ?Sized>(&mut self, key: &K) {
+        self.remove_n_hash(self.hash(key), 1);
+    }
+
+    /// Takes back `r` occurrences of `key` (see [`Spectral::remove`]).
+    #[inline]
+    pub fn remove_n<K: Hash + ?Sized>(&mut self, key: &K, r: u32) {
+        self.remove_n_hash(self.hash(key), r);
+    }
+
+    /// [`Spectral::remove`] for a key hashed with [`Spectral::hash`].
+    #[inline]
+    pub fn remove_hash(&mut self, h: u64) {
+        self.remove_n_hash(h, 1);
+    }
+
+    /// [`Spectral::remove_n`] for a key hashed with [`Spectral::hash`].
+    #[inline]
+    pub fn remove_n_hash(&mut self, h: u64, r: u32) {
+        if r == 0 {
+            return;
+        }
+        self.total = self.total.saturating_sub(u64::from(r));
+        let (policy, ctx) = self.parts();
+        policy.remove(ctx, h, r);
+    }
+
+    /// Lemma 3's unbiased estimator `(v̄_x − kN/m) / (1 − k/m)`, where
+    /// `v̄_x` is the mean of `x`'s primary counters and `N` is
+    /// [`Spectral::total`]: its expectation is the true count, but it
+    /// varies widely and can be negative, so use it for sums and averages
+    /// over many items (§3.1, §5.1), not for single answers. Defined for the
+    /// policies whose primary counters receive every insertion (Minimum
+    /// Selection and Recurring Minimum without Trapping).
+    pub fn estimate_unbiased<K: Hash + ?Sized>(&self, key: &K) -> f64 {
+        self.estimate_unbiased_hash(self.hash(key))
+    }
+
+    /// [`Spectral::estimate_unbiased`] for a key hashed with
+    /// [`Spectral::hash`].
+    pub fn estimate_unbiased_hash(&self, h: u64) -> f64 {
+        let p = self.geo.primary::<W>(h);
+        let block = self.cells.block(p.block);
+        let mut mask = p.mask;
+        let mut sum = 0u64;
+        while let Some(i) = mask.pop_lowest() {
+            sum += u64::from(cell::<W>(block, i));
+        }
+        let k = f64::from(self.geo.k);
+        let m = self.counters() as f64;
+        let mean = sum as f64 / k;
+        (mean - k * self.total as f64 / m) / (1.0 - k / m)
+    }
+}

@@ -1,0 +1,292 @@
+//! **Recurring Minimum** (§3.3) with its optional marker filter `B_f` and
+//! the Trapping variant of §3.3.1.
+
+use super::policy::{sealed, Plan, Policy, Removable};
+use super::{Counter, Ctx, CtxMut};
+use crate::{Error, Result};
+#[cfg(feature = "alloc")]
+use alloc::collections::BTreeMap;
+#[cfg(feature = "alloc")]
+use streambloom_kernels::{cell, Mask};
+
+/// **Recurring Minimum** (§3.3): a primary filter updated like
+/// [`MinimumSelection`](super::MinimumSelection), plus a smaller secondary
+/// filter for the items whose minimum is *single* (held by one counter
+/// only), the sign of a probable Bloom error.
+///
+/// What this implementation does (the paper leaves the details open; these
+/// choices keep the estimate one-sided):
+///
+/// - **Insert `x`, `r` times.** Add `r` to `x`'s primary counters. If `x` is
+///   *in the secondary* (below), add `r` there too. Otherwise, if `x` now has
+///   a single minimum `m_x`, *move* it: add `m_x` to its secondary counters
+///   (and mark it in `B_f`).
+/// - **In the secondary** means its secondary minimum is above 0 (the paper's
+///   "look for `x` in the secondary SBF"), and, with `B_f`, also that `B_f`
+///   holds `x`. This test runs on *every* insertion, not only on single
+///   minima as in the paper: an item moved earlier whose minimum later became
+///   recurring would otherwise miss increments in the secondary and be
+///   under-estimated. Without `B_f` that costs one more cache line per
+///   insertion; with it, only marked items (about a fifth) read the
+///   secondary.
+/// - **Estimate.** As the paper: a recurring minimum is returned as is;
+///   for a single minimum, the smaller of the primary minimum and, for an
+///   item in the secondary, its secondary minimum (the paper returns the
+///   secondary value alone; both are upper bounds, so the smaller is never
+///   worse).
+/// - **Remove `x`, `r` times.** Subtract `r` from its primary counters, then,
+///   as the paper, from its secondary counters if it is in the secondary and
+///   has a single minimum (or, with `B_f`, is marked); counters stop at 0.
+///
+/// **Guarantees.** The primary alone is a Minimum Selection filter, so the
+/// estimate is never above Minimum Selection's. It can fall below the true
+/// count in one coincidence: an item with a single minimum that was never
+/// moved is taken for one that was, because its secondary counters were all
+/// raised by other items (a Bloom error of the secondary) while they were
+/// below its count. Without `B_f` this happens at about the secondary's
+/// Bloom error rate (measured by `streambloom-bench repro spectral`: up to
+/// 0.2 % of items at γ = 0.7); with `B_f` it also needs a false positive of
+/// `B_f`, and the property tests find none.
+///
+/// **Trapping** ([`RecurringMinimum::with_trapping`], §3.3.1, Figure 2, needs
+/// `alloc`): a moved item's counts *leave* the primary (its `m_x` is
+/// subtracted from its primary counters) and a trap on its single-minimum
+/// counter remembers it. When another item `y` later steps on that counter,
+/// `y`'s minimum before the step (the most it can have contributed to the
+/// moved value) is taken back from the trapped item's secondary value and
+/// returned to its primary counters, then the trap is cleared. Figure 2 skips
+/// `y`'s own increment when a trap fires; we always count it. Subtracting
+/// `m_x` also removes other items' contributions from `x`'s non-minimal
+/// counters, and a trap repays them only if the item that stepped over `x`
+/// comes again (the paper's palindrome), so **Trapping can under-estimate**:
+/// it trades one-sidedness for a smaller average error. Trapping filters
+/// cannot be united or joined.
+///
+/// **Sizes.** `counters` given to the filter is the whole budget: by default
+/// a third goes to the secondary, so `m_s = m_p / 2` as in Table 1 and the
+/// two together use `m` as in §6.1. [`RecurringMinimum::with_secondary`]
+/// sets the secondary's share explicitly. `B_f` is extra memory, in bits
+/// ([`RecurringMinimum::with_marker`]); the paper sizes it at `m` bits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecurringMinimum {
+    secondary: Option<usize>,
+    marker_bits: usize,
+    #[cfg(feature = "alloc")]
+    traps: Option<BTreeMap<usize, u64>>,
+}
+
+impl RecurringMinimum {
+    /// The default: secondary at a third of the budget, no marker, no traps.
+    pub fn new() -> RecurringMinimum {
+        RecurringMinimum::default()
+    }
+
+    /// Gives the secondary filter `counters` of the budget (the primary gets
+    /// the rest); the filter's constructor rejects 0 or the whole budget.
+    ///
+    /// ```
+    /// use streambloom::spectral::{RecurringMinimum, Spectral};
+    /// let p = RecurringMinimum::new().with_secondary(1000);
+    /// let f = Spectral::<RecurringMinimum>::with_policy(p, 3000, 5, 1).unwrap();
+    /// assert_eq!(f.counters(), 2000);
+    /// ```
+    #[must_use]
+    pub fn with_secondary(mut self, counters: usize) -> RecurringMinimum {
+        self.secondary = Some(counters);
+        self
+    }
+
+    /// Adds the marker Bloom filter `B_f` of `bits` bits (extra memory, in
+    /// whole 512-bit blocks); 0 removes it.
+    #[must_use]
+    pub fn with_marker(mut self, bits: usize) -> RecurringMinimum {
+        self.marker_bits = bits;
+        self
+    }
+
+    /// Turns on the Trapping variant of §3.3.1 (see the type's docs: it can
+    /// under-estimate).
+    #[cfg(feature = "alloc")]
+    #[must_use]
+    pub fn with_trapping(mut self) -> RecurringMinimum {
+        self.traps = Some(BTreeMap::new());
+        self
+    }
+
+    /// Whether the marker filter `B_f` is on.
+    pub fn has_marker(&self) -> bool {
+        self.marker_bits > 0
+    }
+
+    /// Whether the Trapping variant is on.
+    pub fn is_trapping(&self) -> bool {
+        #[cfg(feature = "alloc")]
+        {
+            self.traps.is_some()
+        }
+        #[cfg(not(feature = "alloc"))]
+        {
+            false
+        }
+    }
+
+    /// Whether `x` (hashed to `h`) is counted in the secondary, and its
+    /// secondary minimum.
+    #[inline]
+    fn in_secondary<W: Counter>(&self, c: &Ctx<'_, W>, h: u64) -> Option<u32> {
+        if self.has_marker() && !c.marked(h) {
+            return None;
+        }
+        let s = c.secondary_min(h).min;
+        (s > 0).then_some(s)
+    }
+
+    #[cfg(feature = "alloc")]
+    fn trap_insert<W: Counter>(
+        traps: &mut BTreeMap<usize, u64>,
+        marker: bool,
+        mut c: CtxMut<'_, W>,
+        h: u64,
+        r: u32,
+    ) {
+        let p = c.geo.primary::<W>(h);
+        let before = c.kernels.min_count(&c.blocks[p.block], p.mask);
+        c.kernels.add_sat(&mut c.blocks[p.block], p.mask, r);
+        let m = before.min.saturating_add(r);
+        if before.count >= 2 {
+            let mut cells = p.mask;
+            while let Some(i) = cells.pop_lowest() {
+                let at = p.block * W::CELLS + i;
+                let Some(victim) = traps.remove(&at) else {
+                    continue;
+                };
+                if victim == h {
+                    continue;
+                }
+                let s = c.geo.secondary::<W>(victim);
+                let owed = c.kernels.min_count(&c.blocks[s.block], s.mask).min;
+                let back = before.min.min(owed.saturating_sub(1));
+                c.kernels.sub_sat(&mut c.blocks[s.block], s.mask, back);
+                let v = c.geo.primary::<W>(victim);
+                c.kernels.add_sat(&mut c.blocks[v.block], v.mask, back);
+            }
+            return;
+        }
+        let mut cells = p.mask;
+        while let Some(i) = cells.pop_lowest() {
+            if cell::<W>(&c.blocks[p.block], i) == m {
+                traps.insert(p.block * W::CELLS + i, h);
+                break;
+            }
+        }
+        let s = c.geo.secondary::<W>(h);
+        c.kernels.add_sat(&mut c.blocks[s.block], s.mask, m);
+        c.kernels.sub_sat(&mut c.blocks[p.block], p.mask, m);
+        if marker {
+            c.mark(h);
+        }
+    }
+}
+
+impl sealed::Sealed for RecurringMinimum {}
+
+impl Policy for RecurringMinimum {
+    const NAME: &'static str = "recurring minimum";
+
+    fn plan(&self, counters: usize) -> Result<Plan> {
+        let secondary = self.secondary.unwrap_or(counters / 3);
+        if secondary == 0 || secondary >= counters {
+            return Err(Error::param(
+                "secondary",
+                "must be at least 1 and below the counter budget (the budget must be at least 3 by default)",
+            ));
+        }
+        Ok(Plan {
+            primary: counters - secondary,
+            secondary,
+            marker: self.marker_bits,
+        })
+    }
+
+    fn insert<W: Counter>(&mut self, mut c: CtxMut<'_, W>, h: u64, r: u32) {
+        let moved = self.in_secondary(&c.shared(), h).is_some();
+        let s = c.geo.secondary::<W>(h);
+        #[cfg(feature = "alloc")]
+        {
+            let marker = self.has_marker();
+            if let Some(traps) = self.traps.as_mut() {
+                if moved {
+                    c.kernels.add_sat(&mut c.blocks[s.block], s.mask, r);
+                } else {
+                    Self::trap_insert(traps, marker, c, h, r);
+                }
+                return;
+            }
+        }
+        let p = c.geo.primary::<W>(h);
+        c.kernels.add_sat(&mut c.blocks[p.block], p.mask, r);
+        if moved {
+            c.kernels.add_sat(&mut c.blocks[s.block], s.mask, r);
+            return;
+        }
+        let mc = c.kernels.min_count(&c.blocks[p.block], p.mask);
+        if mc.count >= 2 {
+            return;
+        }
+        c.kernels.add_sat(&mut c.blocks[s.block], s.mask, mc.min);
+        if self.has_marker() {
+            c.mark(h);
+        }
+    }
+
+    fn estimate<W: Counter>(&self, c: Ctx<'_, W>, h: u64) -> u32 {
+        if self.is_trapping() {
+            if let Some(s) = self.in_secondary(&c, h) {
+                return s;
+            }
+            return c.primary_min(h).min;
+        }
+        let m = c.primary_min(h);
+        if m.count >= 2 {
+            return m.min;
+        }
+        self.in_secondary(&c, h).map_or(m.min, |s| s.min(m.min))
+    }
+
+    fn check_merge(&self, other: &Self) -> Result<()> {
+        if self.is_trapping() || other.is_trapping() {
+            return Err(Error::Incompatible {
+                what: "policy (Trapping filters cannot be merged)",
+            });
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        #[cfg(feature = "alloc")]
+        if let Some(t) = self.traps.as_mut() {
+            t.clear();
+        }
+    }
+}
+
+impl Removable for RecurringMinimum {
+    fn remove<W: Counter>(&mut self, c: CtxMut<'_, W>, h: u64, r: u32) {
+        let s = c.geo.secondary::<W>(h);
+        if self.is_trapping() {
+            if self.in_secondary(&c.shared(), h).is_some() {
+                c.kernels.sub_sat(&mut c.blocks[s.block], s.mask, r);
+            } else {
+                let p = c.geo.primary::<W>(h);
+                c.kernels.sub_sat(&mut c.blocks[p.block], p.mask, r);
+            }
+            return;
+        }
+        let p = c.geo.primary::<W>(h);
+        c.kernels.sub_sat(&mut c.blocks[p.block], p.mask, r);
+        let single = c.kernels.min_count(&c.blocks[p.block], p.mask).count < 2;
+        if (single || self.has_marker()) && self.in_secondary(&c.shared(), h).is_some() {
+            c.kernels.sub_sat(&mut c.blocks[s.block], s.mask, r);
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! A Spectral filter over a **sliding window** of the last `W` inserted
+//! items (§2.2 "Deletions and sliding window maintenance", §6.2).
+
+use super::{Counter, DefaultStorage, Removable, Spectral, W32};
+use crate::hash::DefaultHasher;
+use crate::store::Storage;
+use crate::{Error, Result};
+use alloc::collections::VecDeque;
+use core::hash::{BuildHasher, Hash};
+
+/// Counts the last `window` inserted items: each insertion beyond the
+/// window deletes the oldest item from the filter, so an item's estimate
+/// covers only its occurrences among the last `window` insertions.
+///
+/// The ring keeps the 64-bit key hashes (8 bytes per item, `alloc`). Only
+/// policies that can delete ([`Removable`]: Minimum Selection and Recurring
+/// Minimum) are accepted; a window over Minimal Increase does not compile,
+/// because its deletions cause false negatives (§6.2 shows it failing):
+///
+/// ```compile_fail
+/// use streambloom::spectral::{MinimalIncrease, SlidingWindow, Spectral};
+/// let f = Spectral::<MinimalIncrease>::new(1024, 4, 1).unwrap();
+/// let w = SlidingWindow::new(f, 100);
+/// ```
+///
+/// The estimates keep the policy's guarantees for the items in the window.
+///
+/// ```
+/// use streambloom::spectral::{MinimumSelection, SlidingWindow, Spectral};
+/// let f = Spectral::<MinimumSelection>::new(4096, 4, 1)?;
+/// let mut w = SlidingWindow::new(f, 2)?;
+/// w.insert("a");
+/// w.insert("b");
+/// w.insert("c"); // "a" leaves the window
+/// assert!(w.estimate("c") >= 1);
+/// assert_eq!(w.len(), 2);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct SlidingWindow<P: Removable, W: Counter = W32, S = DefaultStorage, H = DefaultHasher> {
+    filter: Spectral<P, W, S, H>,
+    ring: VecDeque<u64>,
+    window: usize,
+}
+
+impl<P: Removable, W: Counter, S: Storage, H> core::fmt::Debug for SlidingWindow<P, W, S, H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SlidingWindow")
+            .field("window", &self.window)
+            .field("len", &self.ring.len())
+            .field("filter", &self.filter)
+            .finish()
+    }
+}
+
+impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> SlidingWindow<P, W, S, H> {
+    /// A window of the last `window` items over `filter`, which should be
+    /// empty (its current contents never leave). An error for `window = 0`.
+    pub fn new(filter: Spectral<P, W, S, H>, window: usize) -> Result<Self> {
+        if window == 0 {
+            return Err(Error::param("window", "must be at least 1"));
+        }
+        Ok(SlidingWindow {
+            filter,
+            ring: VecDeque::new(),
+            window,
+        })
+    }
+
+    /// Inserts `key`; the oldest item leaves if the window was full.
+    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
+        self.insert_hash(self.filter.hash(key));
+    }
+
+    /// [`SlidingWindow::insert`] for a key hashed with [`Spectral::hash`].
+    pub fn insert_hash(&mut self, h: u64) {
+        if self.ring.len() == self.window {
+            if let Some(old) = self.ring.pop_front() {
+                self.filter.remove_hash(old);
+            }
+        }
+        self.filter.insert_hash(h);
+        self.ring.push_back(h);
+    }
+
+    /// The estimated count of `key` among the items in the window.
+    pub fn estimate<K: Hash + ?Sized>(&self, key: &K) -> u32 {
+        self.filter.estimate(key)
+    }
+
+    /// [`SlidingWindow::estimate`] for a key hashed with [`Spectral::hash`].
+    pub fn estimate_hash(&self, h: u64) -> u32 {
+        self.filter.estimate_hash(h)
+    }
+
+    /// Whether `key` occurs at least `t` times in the window (see
+    /// [`Spectral::at_least`]).
+    pub fn at_least<K: Hash + ?Sized>(&self, key: &K, t: u32) -> bool {
+        self.filter.at_least(key, t)
+    }
+
+    /// Items currently in the window (at most [`SlidingWindow::window`]).
+    pub fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Whether no item has been inserted since creation or [`Self::clear`].
+    pub fn is_empty(&self) -> bool {
+        self.ring.is_empty()
+    }
+
+    /// The window length `W`.
+    pub fn window(&self) -> usize {
+        self.window
+    }
+
+    /// Empties the window and the filter.
+    pub fn clear(&mut self) {
+        self.ring.clear();
+        self.filter.clear();
+    }
+
+    /// The filter of the window's items.
+    pub fn filter(&self) -> &Spectral<P, W, S, H> {
+        &self.filter
+    }
+}
