@@ -10,6 +10,7 @@
 //! | [`Kernels::add_sat`], [`Kernels::sub_sat`] | saturating add / subtract on the selected cells |
 //! | [`Kernels::dec_run`] | saturating decrement of a run of cells (eviction) |
 //! | [`Kernels::zero_count`] | zero cells in a run (stability metrics) |
+//! | [`prefetch`] | start loading a block a batch ahead |
 //!
 //! Cells are 1, 2, 4, 8, 16 or 32 bits ([`Width`]) and saturate, never wrap.
 //! [`arch::all`] is the scalar reference; SIMD backends (portable `wide`,
@@ -24,9 +25,11 @@ pub mod arch;
 mod block;
 mod dispatch;
 mod mask;
+mod prefetch;
 mod width;
 
 pub use block::Block;
 pub use dispatch::{Isa, Kernels, MinCount};
 pub use mask::Mask;
+pub use prefetch::prefetch;
 pub use width::{cell, set_cell, Width, W1, W16, W2, W32, W4, W8};
