@@ -380,7 +380,8 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// assert_eq!(f.fill_ratio(), 4.0 / 512.0);
     /// ```
     pub fn fill_ratio(&self) -> f64 {
-        1.0 - self.cells.zero_cells() as f64 / self.cells.len() as f64
+        let cells = self.cells.len();
+        (cells - self.cells.zero_cells()) as f64 / cells as f64
     }
 
     /// The blocked false-positive rate expected after `n` distinct
