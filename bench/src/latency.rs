@@ -36,6 +36,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use streambloom::hash;
+use streambloom::spectral::{MinimumSelection, Spectral};
+use streambloom::stable::{Eviction, StableBloom, StableParams};
 use streambloom::store::Cells;
 use streambloom::{Block, Isa, Width, W8};
 
@@ -58,6 +60,14 @@ Targets:
   probe-set       kernel-level proxy of a one-line filter: pick a block and 5
                   8-bit cells from the hash, any_zero on them, then assign
                   them 255 (one run per available kernel implementation)
+  stable-observe  StableBloom::<W8>::observe_hash: d = 3 (Max = 7), K = 5,
+                  P the smallest that keeps the paper's false-positive bound
+                  at 1 % (random-start eviction)
+  stable-sweep    the same filter with sweep eviction
+  spectral-insert Spectral<MinimumSelection, W32>::insert_hash, k = 5
+  spectral-estimate
+                  Spectral<MinimumSelection, W32>::estimate_hash, k = 5,
+                  on a filter loaded to γ = nk/m = 0.7
   line-rmw        the memory limit: one random cache-line read-modify-write
                   per item in a buffer of the same size
 
@@ -111,6 +121,41 @@ fn targets() -> Vec<Target> {
             },
         },
         Target {
+            name: "stable-observe",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = stable(bytes, isa, Eviction::Random)?;
+                Ok(plan.measure(bytes, |h| f.observe_hash(h)))
+            },
+        },
+        Target {
+            name: "stable-sweep",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = stable(bytes, isa, Eviction::Sweep)?;
+                Ok(plan.measure(bytes, |h| f.observe_hash(h)))
+            },
+        },
+        Target {
+            name: "spectral-insert",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = spectral(bytes, isa)?;
+                Ok(plan.measure(bytes, |h| f.insert_hash(h)))
+            },
+        },
+        Target {
+            name: "spectral-estimate",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = spectral(bytes, isa)?;
+                // Load it to γ = nk/m = 0.7, the paper's operating point.
+                let items = (bytes / 4) as u64 * 7 / (10 * u64::from(K));
+                (0..items).for_each(|i| f.insert_hash(hash::mix64(i)));
+                Ok(plan.measure(bytes, |h| f.estimate_hash(h)))
+            },
+        },
+        Target {
             name: "line-rmw",
             per_isa: false,
             run: |bytes, _, plan| {
@@ -119,6 +164,30 @@ fn targets() -> Vec<Target> {
             },
         },
     ]
+}
+
+/// The Stable Bloom filter measured: `bytes` of 8-bit cells, d = 3, K = 5,
+/// P planned for a 1 % false-positive bound.
+fn stable(bytes: usize, isa: Isa, eviction: Eviction) -> Result<StableBloom<W8>, String> {
+    let params = StableParams {
+        cells: bytes,
+        bits: 3,
+        k: K,
+        p: 1,
+        eviction,
+    }
+    .with_smallest_p::<W8>(0.01)
+    .map_err(|e| e.to_string())?;
+    let mut f = StableBloom::<W8>::new(params, SEED).map_err(|e| e.to_string())?;
+    f.set_isa(isa).map_err(|e| e.to_string())?;
+    Ok(f)
+}
+
+/// The Spectral filter measured: `bytes` of 32-bit counters, k = 5.
+fn spectral(bytes: usize, isa: Isa) -> Result<Spectral<MinimumSelection>, String> {
+    let mut f = Spectral::<MinimumSelection>::new(bytes / 4, K, SEED).map_err(|e| e.to_string())?;
+    f.set_isa(isa).map_err(|e| e.to_string())?;
+    Ok(f)
 }
 
 /// Kernel-level proxy of a one-line filter: probe `K` 8-bit cells of one
@@ -188,7 +257,7 @@ struct Plan {
 impl Plan {
     /// Warms `op` up over a target of `bytes`, then samples it (see the
     /// module docs).
-    fn measure(&self, bytes: usize, mut op: impl FnMut(u64) -> bool) -> Summary {
+    fn measure<R>(&self, bytes: usize, mut op: impl FnMut(u64) -> R) -> Summary {
         let mut stream = Stream(SEED);
         let mut batch = [0u64; BATCH];
         let warmup = (2 * bytes / Block::BYTES).max(self.min_warmup);

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! streambloom-bench latency [--quick] [--json] [--sizes 16K,1M,64M] ...
+//! streambloom-bench repro spectral
 //! ```
 //!
 //! Run `streambloom-bench <command> --help` for a command's options and
@@ -11,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 mod latency;
+mod repro_spectral;
 
 use std::process::ExitCode;
 
@@ -22,6 +24,9 @@ Usage: streambloom-bench <command> [options]
 Commands:
   latency   per-item latency percentiles and throughput on a pinned core,
             per kernel implementation and filter size
+  repro     reruns a paper's experiments and prints our figures beside
+            the paper's: `repro spectral` (§6.1–6.2 of the Spectral Bloom
+            filter report)
 
 Run `streambloom-bench <command> --help` for the command's options.
 ";
@@ -34,6 +39,10 @@ fn main() -> ExitCode {
     };
     let result = match command.as_str() {
         "latency" => latency::main(rest),
+        "repro" => match rest.split_first() {
+            Some((paper, args)) if paper == "spectral" => repro_spectral::run(args),
+            _ => Err(format!("`repro` takes a paper: spectral\n\n{USAGE}")),
+        },
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())

@@ -87,20 +87,31 @@ pub fn block_of(h: u64, blocks: usize) -> usize {
 
 /// The `k` distinct cells of hash `h` within a block of `W::CELLS` cells.
 /// `k` must be at most `W::CELLS` (filters validate this at construction).
+///
+/// The first `min(k, 64 / log2(cells))` draws come from one remix of `h` in
+/// a loop whose trip count depends only on `k`, so the branch predictor
+/// learns it; only when draws collided (or `k` needs more bits) does a
+/// second loop draw more, from fresh remixes.
 #[inline(always)]
 pub fn cells_of<W: Width>(h: u64, k: u32) -> W::Mask {
     let bits = W::CELLS.trailing_zeros();
+    let per_word = 64 / bits;
     let mut mask = W::Mask::default();
     let mut x = mix64(h);
-    let mut left = 64 / bits;
+    let mut n = 0;
+    for _ in 0..k.min(per_word) {
+        n += u32::from(mask.insert((x >> (64 - bits)) as usize));
+        x <<= bits;
+    }
+    let mut left = per_word - k.min(per_word);
     let mut round = 0u64;
-    while mask.count() < k {
+    while n < k {
         if left == 0 {
             round += 1;
             x = mix64(h ^ round.wrapping_mul(0xD6E8_FEB8_6659_FD93));
-            left = 64 / bits;
+            left = per_word;
         }
-        mask = mask.with((x >> (64 - bits)) as usize);
+        n += u32::from(mask.insert((x >> (64 - bits)) as usize));
         x <<= bits;
         left -= 1;
     }

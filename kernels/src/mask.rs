@@ -17,6 +17,11 @@ pub trait Mask: Copy + Eq + Default + Debug + Send + Sync + 'static {
     #[must_use]
     fn with(self, i: usize) -> Self;
 
+    /// Selects position `i` (modulo [`Self::POSITIONS`]) and says whether it
+    /// was newly selected: a branch-free way to count distinct positions
+    /// while building a mask (targets without `popcnt` pay for `count`).
+    fn insert(&mut self, i: usize) -> bool;
+
     /// Whether position `i` is selected (`i` modulo [`Self::POSITIONS`]).
     fn contains(&self, i: usize) -> bool;
 
@@ -45,6 +50,13 @@ macro_rules! int_mask {
             #[inline(always)]
             fn with(self, i: usize) -> Self {
                 self | (1 << (i % Self::POSITIONS))
+            }
+            #[inline(always)]
+            fn insert(&mut self, i: usize) -> bool {
+                let bit: $t = 1 << (i % Self::POSITIONS);
+                let new = *self & bit == 0;
+                *self |= bit;
+                new
             }
             #[inline(always)]
             fn contains(&self, i: usize) -> bool {
@@ -99,6 +111,14 @@ where
         self
     }
     #[inline(always)]
+    fn insert(&mut self, i: usize) -> bool {
+        let i = i % Self::POSITIONS;
+        let bit = 1u64 << (i % 64);
+        let new = self[i / 64] & bit == 0;
+        self[i / 64] |= bit;
+        new
+    }
+    #[inline(always)]
     fn contains(&self, i: usize) -> bool {
         let i = i % Self::POSITIONS;
         (self[i / 64] >> (i % 64)) & 1 == 1
@@ -149,6 +169,9 @@ mod tests {
         assert_eq!(m.count(), 3);
         assert!(m.contains(3) && m.contains(M::POSITIONS - 1) && !m.contains(1));
         assert_eq!(M::from_words(&m.to_words()), m);
+        let mut n = m;
+        assert!(n.insert(1) && !n.insert(1) && !n.insert(3));
+        assert_eq!(n, m.with(1));
         let mut seen = [0usize; 3];
         let mut n = 0;
         while let Some(i) = m.pop_lowest() {

@@ -916,7 +916,10 @@ pub(super) mod tests {
             let mut blocks = [Block::ZERO; BLOCKS];
             blocks.iter_mut().for_each(|b| *b = block::<W>(rng));
             let blocks = &mut blocks[..nblocks];
-            for start in (0..=130).step_by(STEP).chain([W::CELLS * BLOCKS - 1, usize::MAX]) {
+            for start in (0..=130)
+                .step_by(STEP)
+                .chain([W::CELLS * BLOCKS - 1, usize::MAX])
+            {
                 for len in (0..=300).step_by(STEP).chain([usize::MAX]) {
                     assert_eq!(
                         k.zero_count(blocks, start, len),
