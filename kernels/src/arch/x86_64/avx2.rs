@@ -881,7 +881,7 @@ pub(super) mod tests {
     type Update<W> = fn(&Kernels<W>, &mut Block, <W as Width>::Mask, u32);
 
     /// Random cases per width; Miri emulates every instruction, so fewer.
-    const CASES: usize = if cfg!(miri) { 300 } else { 20_000 };
+    const CASES: usize = if cfg!(miri) { 24 } else { 20_000 };
 
     fn select<W: Width>(k: &Kernels<W>, rng: &mut Rng) {
         let s = Kernels::<W>::scalar();
@@ -908,7 +908,7 @@ pub(super) mod tests {
     }
 
     /// Stride over run starts and lengths; 1 natively, coarser under Miri.
-    const STEP: usize = if cfg!(miri) { 29 } else { 1 };
+    const STEP: usize = if cfg!(miri) { 97 } else { 1 };
 
     fn runs<W: Width>(k: &Kernels<W>, rng: &mut Rng) {
         const BLOCKS: usize = 6;
