@@ -79,10 +79,7 @@ fn tables<W: Width>() -> impl Iterator<Item = &'static Kernels<W>> {
 
 /// Runs `f` on a copy of `blocks` framed by guard blocks, checks the guards,
 /// and returns the copy.
-fn padded(
-    blocks: &[Block],
-    f: impl FnOnce(&mut [Block]),
-) -> Result<Vec<Block>, TestCaseError> {
+fn padded(blocks: &[Block], f: impl FnOnce(&mut [Block])) -> Result<Vec<Block>, TestCaseError> {
     let mut buf = [&[GUARD][..], blocks, &[GUARD]].concat();
     let n = blocks.len();
     f(&mut buf[1..=n]);
@@ -97,10 +94,14 @@ fn check_reduce<W: Width>(block: &Block, mask: W::Mask) -> Result<(), TestCaseEr
     let c = decode::<W>(core::slice::from_ref(block));
     let sel = selected::<W>(mask);
     let any_zero = sel.iter().any(|&i| c[i] == 0);
-    let min_count = sel.iter().map(|&i| c[i]).min().map_or(MinCount::EMPTY, |min| MinCount {
-        min,
-        count: sel.iter().filter(|&&i| c[i] == min).count() as u32,
-    });
+    let min_count = sel
+        .iter()
+        .map(|&i| c[i])
+        .min()
+        .map_or(MinCount::EMPTY, |min| MinCount {
+            min,
+            count: sel.iter().filter(|&&i| c[i] == min).count() as u32,
+        });
     let scalar = Kernels::<W>::scalar();
     for k in tables::<W>() {
         let isa = k.isa();
@@ -136,7 +137,10 @@ fn check_run<W: Width>(blocks: &[Block], start: usize, len: usize) -> Result<(),
     let run = || c.iter().skip(start).take(len);
     let zeros = run().filter(|&&x| x == 0).count();
     let mut dec = c.clone();
-    dec.iter_mut().skip(start).take(len).for_each(|x| *x = x.saturating_sub(1));
+    dec.iter_mut()
+        .skip(start)
+        .take(len)
+        .for_each(|x| *x = x.saturating_sub(1));
 
     let scalar = Kernels::<W>::scalar();
     let mut reference = blocks.to_vec();
@@ -147,7 +151,14 @@ fn check_run<W: Width>(blocks: &[Block], start: usize, len: usize) -> Result<(),
         prop_assert_eq!(got, zeros, "{:?} zero_count({}, {})", isa, start, len);
         prop_assert_eq!(got, scalar.zero_count(blocks, start, len));
         let got = padded(blocks, |b| k.dec_run(b, start, len))?;
-        prop_assert_eq!(&decode::<W>(&got), &dec, "{:?} dec_run({}, {})", isa, start, len);
+        prop_assert_eq!(
+            &decode::<W>(&got),
+            &dec,
+            "{:?} dec_run({}, {})",
+            isa,
+            start,
+            len
+        );
         prop_assert_eq!(&got, &reference, "{:?} dec_run vs scalar", isa);
     }
     Ok(())
@@ -268,7 +279,7 @@ macro_rules! differential {
             #[test]
             #[cfg_attr(miri, ignore = "exhaustive")]
             fn every_single_cell() {
-                let blocks = [Block::ZERO, Block([0xff; 64]), pattern::<W>(0)];
+                let blocks = [Block::ZERO, Block([0xff; 64]), pattern::<W>(0, false)];
                 for i in 0..W::CELLS {
                     let mask = <W as Width>::Mask::default().with(i);
                     for block in &blocks {
@@ -283,17 +294,21 @@ macro_rules! differential {
             /// Every start `0..=2 * CELLS` and every length `0..=3 * CELLS`
             /// over three blocks: the whole grid up to 64 cells a block;
             /// wider, every start with edge lengths and every length with
-            /// edge starts.
+            /// edge starts. Two passes, so that every cell (the first and
+            /// last, where clipped runs stop, included) is zero in one and
+            /// non-zero in the other.
             #[test]
             #[cfg_attr(miri, ignore = "exhaustive")]
             fn every_run() {
                 let c = W::CELLS;
-                let blocks = [pattern::<W>(0), pattern::<W>(c), pattern::<W>(2 * c)];
                 let edge = |x: usize| [0, 1, c - 1, c, c + 1, 2 * c, 3 * c].contains(&x);
-                for start in 0..=2 * c {
-                    for len in 0..=3 * c {
-                        if c <= 64 || edge(start) || edge(len) {
-                            check_run::<W>(&blocks, start, len).unwrap();
+                for flip in [false, true] {
+                    let blocks = [0, c, 2 * c].map(|first| pattern::<W>(first, flip));
+                    for start in 0..=2 * c {
+                        for len in 0..=3 * c {
+                            if c <= 64 || edge(start) || edge(len) {
+                                check_run::<W>(&blocks, start, len).unwrap();
+                            }
                         }
                     }
                 }
@@ -303,10 +318,17 @@ macro_rules! differential {
 }
 
 /// A block whose cells cycle through edge values, starting at cell number
-/// `first` of a longer run (period 5, prime to every vector width).
-fn pattern<W: Width>(first: usize) -> Block {
+/// `first` of a longer run (period 5, prime to every vector width); `flip`
+/// makes the zero cells `MAX` and the others zero.
+fn pattern<W: Width>(first: usize, flip: bool) -> Block {
     let cycle = [0, 1, W::MAX, W::MAX - 1, 0];
-    let cells: Vec<u32> = (first..first + W::CELLS).map(|i| cycle[i % 5]).collect();
+    let cells: Vec<u32> = (first..first + W::CELLS)
+        .map(|i| match (flip, cycle[i % 5]) {
+            (false, v) => v,
+            (true, 0) => W::MAX,
+            (true, _) => 0,
+        })
+        .collect();
     encode::<W>(&cells)
 }
 
