@@ -59,11 +59,15 @@ fn edges<W: Width>() -> [u32; 6] {
     [0, 1, W::MAX - 1, W::MAX, W::MAX.saturating_add(1), u32::MAX]
 }
 
-type Update<W> = fn(&Kernels<W>, &mut Block, <W as Width>::Mask, u32);
+/// An update kernel: its name, the method, and its model on one selected
+/// cell `(c, v)` before clamping to `W::MAX`.
+type Update<W> = (
+    &'static str,
+    fn(&Kernels<W>, &mut Block, <W as Width>::Mask, u32),
+    fn(u32, u32) -> u32,
+);
 
-/// The update kernels and their model on one selected cell `(c, v)`, before
-/// clamping to `W::MAX`.
-fn updates<W: Width>() -> [(&'static str, Update<W>, fn(u32, u32) -> u32); 4] {
+fn updates<W: Width>() -> [Update<W>; 4] {
     [
         ("max_assign", Kernels::<W>::max_assign, |c, v| c.max(v)),
         ("assign", Kernels::<W>::assign, |_, v| v),
