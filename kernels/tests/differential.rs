@@ -1,0 +1,382 @@
+//! Differential tests: every available backend against the scalar table, and
+//! the scalar table against a naive model over decoded cell values, through
+//! the public API only.
+//!
+//! The model decodes blocks to a `Vec<u32>` of cells with [`cell`] and states
+//! each kernel in one line. The scalar table must match the model cell for
+//! cell; every backend must match the scalar table byte for byte (so the
+//! model too), and blocks handed to a kernel are padded with guard blocks
+//! that must come back untouched.
+//!
+//! Under Miri the property tests run a handful of cases without the model,
+//! and the exhaustive sweeps are skipped. No backend needs special-casing
+//! there: `cpufeatures` reports AVX2 and AVX-512 unavailable under Miri, so
+//! `Isa::available()` is the backends Miri can run (scalar and portable on
+//! x86-64).
+
+use proptest::prelude::*;
+use proptest::test_runner::{RngAlgorithm, TestCaseError};
+use streambloom_kernels::{
+    cell, set_cell, Block, Isa, Kernels, Mask, MinCount, Width, W1, W16, W2, W32, W4, W8,
+};
+
+/// Whether to check the scalar table against the model; every backend is
+/// checked against the scalar table, so against the model too. Under Miri,
+/// which looks for undefined behaviour in the backends, decoding every cell
+/// for the model is most of the work and checks no unsafe code: skipped.
+const MODEL: bool = !cfg!(miri);
+
+/// A block no kernel is given to write: fills the padding around inputs.
+const GUARD: Block = Block([0xa5; 64]);
+
+fn config() -> ProptestConfig {
+    if cfg!(miri) {
+        // No regression files: Miri's isolation forbids file access.
+        ProptestConfig {
+            failure_persistence: None,
+            // Much cheaper than the default ChaCha under Miri.
+            rng_algorithm: RngAlgorithm::XorShift,
+            ..ProptestConfig::with_cases(8)
+        }
+    } else {
+        ProptestConfig::with_cases(512)
+    }
+}
+
+// ---- model ----------------------------------------------------------------
+
+fn decode<W: Width>(blocks: &[Block]) -> Vec<u32> {
+    blocks
+        .iter()
+        .flat_map(|b| (0..W::CELLS).map(move |i| cell::<W>(b, i)))
+        .collect()
+}
+
+fn encode<W: Width>(cells: &[u32]) -> Block {
+    let mut b = Block::ZERO;
+    for (i, &v) in cells.iter().enumerate() {
+        set_cell::<W>(&mut b, i, v);
+    }
+    b
+}
+
+fn selected<W: Width>(mask: W::Mask) -> Vec<usize> {
+    (0..W::CELLS).filter(|&i| mask.contains(i)).collect()
+}
+
+/// Values at the edges of a width's range, including past `MAX`.
+fn edges<W: Width>() -> [u32; 6] {
+    [0, 1, W::MAX - 1, W::MAX, W::MAX.saturating_add(1), u32::MAX]
+}
+
+/// An update kernel: its name, the method, and its model on one selected
+/// cell `(c, v)` before clamping to `W::MAX`.
+type Update<W> = (
+    &'static str,
+    fn(&Kernels<W>, &mut Block, <W as Width>::Mask, u32),
+    fn(u32, u32) -> u32,
+);
+
+fn updates<W: Width>() -> [Update<W>; 4] {
+    [
+        ("max_assign", Kernels::<W>::max_assign, |c, v| c.max(v)),
+        ("assign", Kernels::<W>::assign, |_, v| v),
+        ("add_sat", Kernels::<W>::add_sat, u32::saturating_add),
+        ("sub_sat", Kernels::<W>::sub_sat, u32::saturating_sub),
+    ]
+}
+
+/// The table of every available backend but the scalar reference itself.
+fn tables<W: Width>() -> impl Iterator<Item = &'static Kernels<W>> {
+    Isa::available()
+        .filter(|&isa| isa != Isa::Scalar)
+        .map(|isa| Kernels::<W>::for_isa(isa).expect("available ISA has a table"))
+}
+
+/// Runs `f` on a copy of `blocks` framed by guard blocks, checks the guards,
+/// and returns the copy.
+fn padded(blocks: &[Block], f: impl FnOnce(&mut [Block])) -> Result<Vec<Block>, TestCaseError> {
+    let mut buf = [&[GUARD][..], blocks, &[GUARD]].concat();
+    let n = blocks.len();
+    f(&mut buf[1..=n]);
+    prop_assert_eq!(buf[0], GUARD, "block before the input was written");
+    prop_assert_eq!(buf[n + 1], GUARD, "block after the input was written");
+    Ok(buf[1..=n].to_vec())
+}
+
+// ---- checks ---------------------------------------------------------------
+
+fn check_reduce<W: Width>(block: &Block, mask: W::Mask) -> Result<(), TestCaseError> {
+    let scalar = Kernels::<W>::scalar();
+    let want = (scalar.any_zero(block, mask), scalar.min_count(block, mask));
+    if MODEL {
+        let c = decode::<W>(core::slice::from_ref(block));
+        let sel = selected::<W>(mask);
+        let any_zero = sel.iter().any(|&i| c[i] == 0);
+        let min = sel.iter().map(|&i| c[i]).min();
+        let min_count = min.map_or(MinCount::EMPTY, |min| MinCount {
+            min,
+            count: sel.iter().filter(|&&i| c[i] == min).count() as u32,
+        });
+        prop_assert_eq!(want, (any_zero, min_count), "scalar vs model");
+    }
+    for k in tables::<W>() {
+        let got = (k.any_zero(block, mask), k.min_count(block, mask));
+        prop_assert_eq!(got, want, "{:?} vs scalar", k.isa());
+    }
+    Ok(())
+}
+
+fn check_update<W: Width>(block: &Block, mask: W::Mask, v: u32) -> Result<(), TestCaseError> {
+    for (name, op, model) in updates::<W>() {
+        let mut want = *block;
+        op(Kernels::<W>::scalar(), &mut want, mask, v);
+        if MODEL {
+            let mut c = decode::<W>(core::slice::from_ref(block));
+            for i in selected::<W>(mask) {
+                c[i] = model(c[i], v).min(W::MAX);
+            }
+            prop_assert_eq!(decode::<W>(&[want]), c, "scalar {} vs model", name);
+        }
+        for k in tables::<W>() {
+            let got = padded(core::slice::from_ref(block), |b| op(k, &mut b[0], mask, v))?;
+            prop_assert_eq!(got[0], want, "{:?} {} vs scalar", k.isa(), name);
+        }
+    }
+    Ok(())
+}
+
+fn check_run<W: Width>(blocks: &[Block], start: usize, len: usize) -> Result<(), TestCaseError> {
+    let scalar = Kernels::<W>::scalar();
+    let zeros = scalar.zero_count(blocks, start, len);
+    let mut want = blocks.to_vec();
+    scalar.dec_run(&mut want, start, len);
+    if MODEL {
+        let mut c = decode::<W>(blocks);
+        let model_zeros = c.iter().skip(start).take(len).filter(|&&x| x == 0).count();
+        prop_assert_eq!(zeros, model_zeros, "scalar zero_count vs model");
+        let run = c.iter_mut().skip(start).take(len);
+        run.for_each(|x| *x = x.saturating_sub(1));
+        prop_assert_eq!(decode::<W>(&want), c, "scalar dec_run vs model");
+    }
+    for k in tables::<W>() {
+        let isa = k.isa();
+        let got = k.zero_count(blocks, start, len);
+        prop_assert_eq!(got, zeros, "{:?} zero_count({}, {})", isa, start, len);
+        let got = padded(blocks, |b| k.dec_run(b, start, len))?;
+        prop_assert_eq!(&got, &want, "{:?} dec_run({}, {})", isa, start, len);
+    }
+    Ok(())
+}
+
+/// [`cell`] is the little-endian bit layout the model relies on, and
+/// [`set_cell`] writes exactly one cell, saturated.
+fn check_layout<W: Width>(block: &Block, i: usize, v: u32) -> Result<(), TestCaseError> {
+    let bit = |n: usize| u32::from(block.0[n / 8] >> (n % 8)) & 1;
+    let spec = (0..W::BITS as usize).fold(0, |acc, k| acc | bit(i * W::BITS as usize + k) << k);
+    prop_assert_eq!(cell::<W>(block, i), spec);
+    let mut b = *block;
+    set_cell::<W>(&mut b, i, v);
+    let mut want = decode::<W>(core::slice::from_ref(block));
+    want[i] = v.min(W::MAX);
+    prop_assert_eq!(decode::<W>(&[b]), want);
+    Ok(())
+}
+
+// ---- strategies -----------------------------------------------------------
+
+fn block<W: Width>() -> impl Strategy<Value = Block> {
+    prop_oneof![
+        any::<[u8; 64]>().prop_map(Block),
+        Just(Block::ZERO),
+        Just(Block([0xff; 64])),
+        // Two random bits a cell pick each cell's value near 0 or MAX (one
+        // array, not a strategy per cell: that is slow under Miri).
+        any::<[u64; 16]>().prop_map(|bits| {
+            let near_edges = [0, 1, W::MAX - 1, W::MAX];
+            let pick = |i: usize| near_edges[(bits[i / 32] >> (i % 32 * 2)) as usize & 3];
+            encode::<W>(&(0..W::CELLS).map(pick).collect::<Vec<_>>())
+        }),
+    ]
+}
+
+fn mask<W: Width>() -> impl Strategy<Value = W::Mask> {
+    let none = W::Mask::default();
+    prop_oneof![
+        Just(none),
+        (0..W::CELLS).prop_map(move |i| none.with(i)),
+        Just(W::Mask::from_words(&[u64::MAX; 8])),
+        any::<[u64; 8]>().prop_map(|w| W::Mask::from_words(&w)),
+        prop::collection::vec(0..W::CELLS, 1..=16)
+            .prop_map(move |ix| ix.into_iter().fold(none, Mask::with)),
+    ]
+}
+
+fn value<W: Width>() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        prop::sample::select(edges::<W>().to_vec()),
+        0..=W::MAX,
+        any::<u32>(),
+    ]
+}
+
+// ---- tests, stamped per width ---------------------------------------------
+
+macro_rules! differential {
+    ($name:ident, $w:ty) => {
+        mod $name {
+            use super::*;
+            type W = $w;
+
+            proptest! {
+                #![proptest_config(config())]
+
+                #[test]
+                fn reduce(block in block::<W>(), mask in mask::<W>()) {
+                    check_reduce::<W>(&block, mask)?;
+                }
+
+                #[test]
+                fn update(block in block::<W>(), mask in mask::<W>(), v in value::<W>()) {
+                    check_update::<W>(&block, mask, v)?;
+                }
+
+                #[test]
+                fn run(
+                    blocks in prop::collection::vec(block::<W>(), 1..=5),
+                    start in 0..=2 * W::CELLS,
+                    len in 0..=3 * W::CELLS,
+                ) {
+                    check_run::<W>(&blocks, start, len)?;
+                }
+
+                #[test]
+                #[cfg_attr(miri, ignore = "no unsafe code to check")]
+                fn layout(block in block::<W>(), i in 0..W::CELLS, v in value::<W>()) {
+                    check_layout::<W>(&block, i, v)?;
+                }
+            }
+
+            #[test]
+            fn empty_mask() {
+                let none = <W as Width>::Mask::default();
+                assert_eq!(<W as Width>::Mask::POSITIONS, W::CELLS);
+                for block in [Block::ZERO, Block([0xff; 64]), GUARD] {
+                    for k in tables::<W>().chain([Kernels::<W>::scalar()]) {
+                        assert_eq!(k.min_count(&block, none), MinCount::EMPTY);
+                        assert!(!k.any_zero(&block, none));
+                        for (_, op, _) in updates::<W>() {
+                            let mut b = block;
+                            op(k, &mut b, none, u32::MAX);
+                            assert_eq!(b, block);
+                        }
+                    }
+                }
+            }
+
+            #[test]
+            fn tables_match_isa() {
+                for isa in Isa::ALL {
+                    let k = Kernels::<W>::for_isa(isa);
+                    assert_eq!(k.is_some(), isa.is_available(), "{isa:?}");
+                    assert!(k.is_none_or(|k| k.isa() == isa));
+                }
+                let scalar = Kernels::<W>::scalar();
+                assert_eq!(scalar.isa(), Isa::Scalar);
+                assert!(core::ptr::eq(
+                    Kernels::<W>::for_isa(Isa::Scalar).unwrap(),
+                    scalar
+                ));
+                assert_eq!(Kernels::<W>::best().isa(), Isa::detect());
+            }
+
+            /// Every single-cell mask, on edge-valued blocks, with edge values.
+            #[test]
+            #[cfg_attr(miri, ignore = "exhaustive")]
+            fn every_single_cell() {
+                let blocks = [Block::ZERO, Block([0xff; 64]), pattern::<W>(0, false)];
+                for i in 0..W::CELLS {
+                    let mask = <W as Width>::Mask::default().with(i);
+                    for block in &blocks {
+                        check_reduce::<W>(block, mask).unwrap();
+                        for v in edges::<W>() {
+                            check_update::<W>(block, mask, v).unwrap();
+                        }
+                    }
+                }
+            }
+
+            /// Every start `0..=2 * CELLS` and every length `0..=3 * CELLS`
+            /// over three blocks: the whole grid up to 64 cells a block;
+            /// wider, every start with edge lengths and every length with
+            /// edge starts. Two passes, so that every cell (the first and
+            /// last, where clipped runs stop, included) is zero in one and
+            /// non-zero in the other.
+            #[test]
+            #[cfg_attr(miri, ignore = "exhaustive")]
+            fn every_run() {
+                let c = W::CELLS;
+                let edge = |x: usize| [0, 1, c - 1, c, c + 1, 2 * c, 3 * c].contains(&x);
+                for flip in [false, true] {
+                    let blocks = [0, c, 2 * c].map(|first| pattern::<W>(first, flip));
+                    for start in 0..=2 * c {
+                        for len in 0..=3 * c {
+                            if c <= 64 || edge(start) || edge(len) {
+                                check_run::<W>(&blocks, start, len).unwrap();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+
+/// A block whose cells cycle through edge values, starting at cell number
+/// `first` of a longer run (period 5, prime to every vector width); `flip`
+/// makes the zero cells `MAX` and the others zero.
+fn pattern<W: Width>(first: usize, flip: bool) -> Block {
+    let cycle = [0, 1, W::MAX, W::MAX - 1, 0];
+    let cells: Vec<u32> = (first..first + W::CELLS)
+        .map(|i| match (flip, cycle[i % 5]) {
+            (false, v) => v,
+            (true, 0) => W::MAX,
+            (true, _) => 0,
+        })
+        .collect();
+    encode::<W>(&cells)
+}
+
+differential!(w1, W1);
+differential!(w2, W2);
+differential!(w4, W4);
+differential!(w8, W8);
+differential!(w16, W16);
+differential!(w32, W32);
+
+#[test]
+fn detect_is_available_and_stable() {
+    let isa = Isa::detect();
+    assert!(isa.is_available());
+    assert!(Isa::available().any(|a| a == isa));
+    assert_eq!(Isa::available().next(), Some(Isa::Scalar));
+    let from_threads: Vec<Isa> = (0..4)
+        .map(|_| std::thread::spawn(Isa::detect))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .collect();
+    assert!(from_threads.iter().all(|&a| a == isa));
+    assert_eq!(Isa::detect(), isa);
+}
+
+#[test]
+fn min_count_empty() {
+    assert_eq!(
+        MinCount::EMPTY,
+        MinCount {
+            min: u32::MAX,
+            count: 0
+        }
+    );
+}
