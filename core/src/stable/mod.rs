@@ -81,7 +81,15 @@ mod tests;
 pub use plan::{stable_point, Eviction, StableParams};
 
 use crate::hash::{self, DefaultHasher};
-use crate::{Block, Cells, Isa, Result, Rng, Storage, Width};
+use crate::{Block, Cells, Error, Isa, Result, Rng, Storage, Width};
+use streambloom_kernels::prefetch;
+
+/// Items a batch prefetches ahead of the one it works on: enough to cover a
+/// DRAM miss (~100 ns) at a few ns per item.
+pub const LOOKAHEAD: usize = 16;
+
+/// Keys [`StableBloom::observe_batch`] hashes at a time (a stack buffer).
+const BATCH: usize = 256;
 use core::hash::{BuildHasher, Hash};
 
 /// Storage a filter owns by default: `Vec<Block>` with `alloc`, else a
@@ -231,10 +239,96 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     #[inline]
     pub fn observe_hash(&mut self, h: u64) -> bool {
+        let start = self.next_eviction();
+        self.observe_at(h, start)
+    }
+
+    /// [`observe`](Self::observe) for each key of a batch, in order:
+    /// `duplicates[i]` is what `observe(&keys[i])` would have returned, and
+    /// the filter ends in the same state. An error (and no change) if the
+    /// two slices differ in length.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// let mut dup = [false; 3];
+    /// f.observe_batch(&["a", "b", "a"], &mut dup).unwrap();
+    /// assert_eq!(dup, [false, false, true]);
+    /// ```
+    pub fn observe_batch<K: Hash>(&mut self, keys: &[K], duplicates: &mut [bool]) -> Result<()> {
+        if keys.len() != duplicates.len() {
+            return Err(Error::param("duplicates", "must be as long as the batch"));
+        }
+        let mut hashes = [0u64; BATCH];
+        for (keys, out) in keys.chunks(BATCH).zip(duplicates.chunks_mut(BATCH)) {
+            for (h, key) in hashes.iter_mut().zip(keys) {
+                *h = hash::hash_key(&self.hasher, key);
+            }
+            self.observe_batch_hash(&hashes[..keys.len()], out)?;
+        }
+        Ok(())
+    }
+
+    /// [`observe_batch`](Self::observe_batch) for keys already hashed.
+    ///
+    /// Out of cache this is the fast path: the blocks of the items
+    /// [`LOOKAHEAD`] places ahead (their cells, and where their eviction
+    /// starts) are prefetched while the current item runs, so the cache
+    /// misses of a batch overlap instead of following one another. The
+    /// eviction starts are drawn ahead in item order, so the PRNG yields the
+    /// same draws as item-by-item calls.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// let mut dup = [false; 2];
+    /// f.observe_batch_hash(&[7, 7], &mut dup).unwrap();
+    /// assert_eq!(dup, [false, true]);
+    /// assert!(f.observe_batch_hash(&[7], &mut []).is_err());
+    /// ```
+    pub fn observe_batch_hash(&mut self, hashes: &[u64], duplicates: &mut [bool]) -> Result<()> {
+        if hashes.len() != duplicates.len() {
+            return Err(Error::param("duplicates", "must be as long as the batch"));
+        }
+        let mut starts = [0usize; LOOKAHEAD];
+        for (slot, &h) in starts.iter_mut().zip(hashes) {
+            *slot = self.stage(h);
+        }
+        for (i, (&h, out)) in hashes.iter().zip(duplicates.iter_mut()).enumerate() {
+            let slot = i % LOOKAHEAD;
+            let start = starts[slot];
+            if let Some(&ahead) = hashes.get(i + LOOKAHEAD) {
+                starts[slot] = self.stage(ahead);
+            }
+            *out = self.observe_at(h, start);
+        }
+        Ok(())
+    }
+
+    /// Prefetches the blocks item `h` will touch and draws its eviction
+    /// start (in item order: see [`observe_batch_hash`](Self::observe_batch_hash)).
+    #[inline]
+    fn stage(&mut self, h: u64) -> usize {
+        prefetch(
+            self.cells
+                .block(hash::block_of(h, self.cells.block_count())),
+        );
+        let start = self.next_eviction();
+        prefetch(self.cells.block(start / W::CELLS));
+        start
+    }
+
+    /// Observes hashed key `h` with its eviction run starting at `start`.
+    #[inline(always)]
+    fn observe_at(&mut self, h: u64, start: usize) -> bool {
         let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
         let kernels = self.cells.kernels();
         let duplicate = !kernels.any_zero(self.cells.block(probe.block), probe.mask);
-        self.evict();
+        self.cells.dec_run_wrapping(start, self.params.p);
         kernels.assign(self.cells.block_mut(probe.block), probe.mask, self.max);
         duplicate
     }
@@ -267,7 +361,8 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     #[inline]
     pub fn insert_hash(&mut self, h: u64) {
         let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
-        self.evict();
+        let start = self.next_eviction();
+        self.cells.dec_run_wrapping(start, self.params.p);
         let kernels = self.cells.kernels();
         kernels.assign(self.cells.block_mut(probe.block), probe.mask, self.max);
     }
@@ -305,11 +400,12 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
             .any_zero(self.cells.block(probe.block), probe.mask)
     }
 
-    /// Decrements the `P` cells of this item's eviction.
+    /// Where this item's run of `P` decrements starts: a uniform random
+    /// cell (Random) or the sweep cursor, which then advances `P` (Sweep).
     #[inline]
-    fn evict(&mut self) {
+    fn next_eviction(&mut self) -> usize {
         let m = self.cells.len();
-        let start = match self.params.eviction {
+        match self.params.eviction {
             Eviction::Random => self.rng.below(m as u64) as usize,
             Eviction::Sweep => {
                 let start = self.cursor;
@@ -318,8 +414,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
                 self.cursor = if next >= m { next - m } else { next };
                 start
             }
-        };
-        self.cells.dec_run_wrapping(start, self.params.p);
+        }
     }
 
     /// Empties the filter: every cell becomes 0 and the sweep pointer goes

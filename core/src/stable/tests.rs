@@ -2,6 +2,7 @@ use super::*;
 use crate::{Error, Mask, Rng, W1, W16, W2, W4, W8};
 use proptest::prelude::*;
 use std::collections::HashMap;
+use std::vec;
 use std::vec::Vec;
 
 fn params(cells: usize, bits: u32, k: u32, p: usize, eviction: Eviction) -> StableParams {
@@ -252,6 +253,33 @@ proptest! {
         agrees_with_model::<W4>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
         agrees_with_model::<W8>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
         agrees_with_model::<W16>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
+    }
+
+    #[test]
+    fn a_batch_equals_item_by_item(
+        blocks in 1..40usize,
+        k in 1..8u32,
+        p in 1..200usize,
+        sweep: bool,
+        seed: u64,
+        hashes in proptest::collection::vec(0..500u64, 0..300),
+    ) {
+        let eviction = if sweep { Eviction::Sweep } else { Eviction::Random };
+        let params = params(blocks * 64, 3, k, p.min(blocks * 64), eviction);
+        let mut one = StableBloom::<W8>::new(params, seed).unwrap();
+        let mut batched = one.clone();
+        let want: Vec<bool> = hashes.iter().map(|&h| one.observe_hash(hash::mix64(h))).collect();
+        let mixed: Vec<u64> = hashes.iter().map(|&h| hash::mix64(h)).collect();
+        let mut got = vec![false; hashes.len()];
+        batched.observe_batch_hash(&mixed, &mut got).unwrap();
+        prop_assert_eq!(got, want);
+        prop_assert_eq!(batched.cells.blocks(), one.cells.blocks());
+        let keys: Vec<u64> = hashes.clone();
+        let mut by_key = vec![false; keys.len()];
+        batched.observe_batch(&keys, &mut by_key).unwrap();
+        let again: Vec<bool> = keys.iter().map(|key| one.observe(key)).collect();
+        prop_assert_eq!(by_key, again);
+        prop_assert_eq!(batched.cells.blocks(), one.cells.blocks());
     }
 
     #[test]
