@@ -1,0 +1,163 @@
+//! One operation stream, one filter per available ISA (forced with
+//! `set_isa`): every answer and every final cell must agree.
+#![no_main]
+
+use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use libfuzzer_sys::fuzz_target;
+use streambloom::hash::seeded_hasher;
+use streambloom::spectral::{
+    Counter, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral,
+};
+use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::{Block, Classic, Isa, Width, W1, W16, W2, W32, W4, W8};
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    kind: u8,
+    /// Cells or counters, modulo 4096 (small filters collide more).
+    cells: u16,
+    bits: u8,
+    k: u8,
+    p: u16,
+    sweep: bool,
+    marker: u16,
+    trapping: bool,
+    seed: u64,
+    ops: Vec<Op>,
+}
+
+#[derive(Arbitrary, Debug)]
+enum Op {
+    Insert(u16, u32),
+    Query(u16, u32),
+    Remove(u16, u32),
+    Clear,
+}
+
+/// Runs `f` once per available ISA; all results must equal the scalar one.
+fn agree<T: PartialEq + std::fmt::Debug>(i: &Input, f: impl Fn(Isa) -> Option<T>) {
+    let want = f(Isa::Scalar);
+    for isa in Isa::available() {
+        assert_eq!(f(isa), want, "{isa:?} disagrees with scalar on {i:?}");
+    }
+}
+
+fn classic(i: &Input, isa: Isa) -> Option<(Vec<bool>, Vec<Block>)> {
+    let bits = usize::from(i.cells % 4096);
+    let mut buf = vec![Block::ZERO; bits.div_ceil(512)];
+    let mut f =
+        Classic::with_storage(bits, u32::from(i.k), &mut buf[..], seeded_hasher(i.seed)).ok()?;
+    f.set_isa(isa).unwrap();
+    let mut out = Vec::new();
+    for op in &i.ops {
+        match *op {
+            Op::Insert(x, _) => f.insert(&x),
+            Op::Query(x, _) | Op::Remove(x, _) => out.push(f.contains(&x)),
+            Op::Clear => f.clear(),
+        }
+    }
+    drop(f);
+    Some((out, buf))
+}
+
+fn stable<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)> {
+    let params = StableParams {
+        cells: usize::from(i.cells % 4096),
+        bits: u32::from(i.bits % 34),
+        k: u32::from(i.k),
+        p: usize::from(i.p),
+        eviction: if i.sweep {
+            Eviction::Sweep
+        } else {
+            Eviction::Random
+        },
+    };
+    let mut buf = vec![Block::ZERO; params.blocks::<W>().ok()?];
+    let mut f =
+        StableBloom::<W, _, _>::with_storage(params, &mut buf[..], seeded_hasher(i.seed), i.seed)
+            .ok()?;
+    f.set_isa(isa).unwrap();
+    let mut out = Vec::new();
+    for op in &i.ops {
+        match *op {
+            Op::Insert(x, _) => out.push(f.observe(&x)),
+            Op::Query(x, _) => out.push(f.contains(&x)),
+            Op::Remove(x, _) => f.insert(&x),
+            Op::Clear => f.clear(),
+        }
+    }
+    let fpr = f.current_fpr().to_bits() ^ f.zero_fraction().to_bits();
+    drop(f);
+    Some((out, fpr, buf))
+}
+
+/// A policy the stream can drive (removal only where it exists).
+trait Pol: Policy {
+    fn make(i: &Input) -> Self;
+    fn remove<W: Counter>(_: &mut Spectral<Self, W>, _: u16, _: u32) {}
+}
+impl Pol for MinimumSelection {
+    fn make(_: &Input) -> Self {
+        MinimumSelection
+    }
+    fn remove<W: Counter>(f: &mut Spectral<Self, W>, x: u16, r: u32) {
+        f.remove_n(&x, r);
+    }
+}
+impl Pol for MinimalIncrease {
+    fn make(_: &Input) -> Self {
+        MinimalIncrease
+    }
+}
+impl Pol for RecurringMinimum {
+    fn make(i: &Input) -> Self {
+        let p = RecurringMinimum::new().with_marker(usize::from(i.marker % 4096));
+        if i.trapping {
+            p.with_trapping()
+        } else {
+            p
+        }
+    }
+    fn remove<W: Counter>(f: &mut Spectral<Self, W>, x: u16, r: u32) {
+        f.remove_n(&x, r);
+    }
+}
+
+fn spectral<P: Pol, W: Counter>(i: &Input, isa: Isa) -> Option<(Vec<u32>, u64, Vec<Block>)> {
+    let (counters, k) = (usize::from(i.cells % 4096), u32::from(i.k));
+    let mut f = Spectral::<P, W>::with_policy(P::make(i), counters, k, i.seed).ok()?;
+    f.set_isa(isa).unwrap();
+    let mut out = Vec::new();
+    for op in &i.ops {
+        match *op {
+            Op::Insert(x, r) => f.insert_n(&x, r),
+            Op::Query(x, t) => {
+                out.push(f.estimate(&x));
+                out.push(f.at_least(&x, t).into());
+                out.push(f.primary_minimum_hash(f.hash(&x)).count);
+            }
+            Op::Remove(x, r) => P::remove(&mut f, x, r),
+            Op::Clear => f.clear(),
+        }
+    }
+    Some((out, f.total(), f.blocks().to_vec()))
+}
+
+fuzz_target!(|i: Input| match i.kind % 16 {
+    0 => agree(&i, |isa| classic(&i, isa)),
+    1 => agree(&i, |isa| stable::<W1>(&i, isa)),
+    2 => agree(&i, |isa| stable::<W2>(&i, isa)),
+    3 => agree(&i, |isa| stable::<W4>(&i, isa)),
+    4 => agree(&i, |isa| stable::<W8>(&i, isa)),
+    5 => agree(&i, |isa| stable::<W16>(&i, isa)),
+    6 => agree(&i, |isa| stable::<W32>(&i, isa)),
+    7 => agree(&i, |isa| spectral::<MinimumSelection, W8>(&i, isa)),
+    8 => agree(&i, |isa| spectral::<MinimumSelection, W16>(&i, isa)),
+    9 => agree(&i, |isa| spectral::<MinimumSelection, W32>(&i, isa)),
+    10 => agree(&i, |isa| spectral::<MinimalIncrease, W8>(&i, isa)),
+    11 => agree(&i, |isa| spectral::<MinimalIncrease, W16>(&i, isa)),
+    12 => agree(&i, |isa| spectral::<MinimalIncrease, W32>(&i, isa)),
+    13 => agree(&i, |isa| spectral::<RecurringMinimum, W8>(&i, isa)),
+    14 => agree(&i, |isa| spectral::<RecurringMinimum, W16>(&i, isa)),
+    _ => agree(&i, |isa| spectral::<RecurringMinimum, W32>(&i, isa)),
+});
