@@ -290,13 +290,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
         f
     };
     // Validation alone, on the raw size: it allocates nothing.
-    // KNOWN BUG (reported, not fixed here): `plan_geometry` multiplies
-    // `primary * W::CELLS` unchecked, so a size within `W::CELLS` of
-    // `usize::MAX` panics with overflow. Drop this guard once it is fixed.
-    let overflows = i.a.cells.div_ceil(W::CELLS).checked_mul(W::CELLS).is_none();
-    if !overflows {
-        let _ = Spectral::<P, W>::required_blocks(&P::make(&i.a), i.a.cells, i.a.k);
-    }
+    let _ = Spectral::<P, W>::required_blocks(&P::make(&i.a), i.a.cells, i.a.k);
     let (Ok(mut a), Ok(mut b)) = (make(&i.a), make(&i.b)) else {
         return;
     };

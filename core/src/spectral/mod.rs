@@ -266,7 +266,9 @@ fn plan_geometry<P: Policy, W: Counter>(policy: &P, counters: usize, k: u32) -> 
             "must be at most the counters per block (64, 32, 16 for W8, W16, W32)",
         ));
     }
-    if primary * W::CELLS <= k as usize {
+    // Saturating: a primary too large to count in `usize` is far above `k`
+    // (and rejected as too large just below).
+    if primary.saturating_mul(W::CELLS) <= k as usize {
         return Err(Error::param(
             "k",
             "must be below the number of primary counters",

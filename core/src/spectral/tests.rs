@@ -351,6 +351,14 @@ fn unbiased_estimator_averages_to_the_truth() {
 #[test]
 fn constructors_reject_bad_parameters() {
     type Ms = Spectral<MinimumSelection, W8>;
+    // Sizes near usize::MAX: an error, not an overflow (found by fuzzing).
+    for counters in [usize::MAX, usize::MAX - 2] {
+        assert!(Ms::new(counters, 1, 0).is_err());
+        assert!(
+            Spectral::<MinimalIncrease, W16>::required_blocks(&MinimalIncrease, counters, 16)
+                .is_err()
+        );
+    }
     assert_eq!(
         Ms::new(0, 4, 1).unwrap_err(),
         Error::param("counters", "must be at least 1")
