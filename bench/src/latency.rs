@@ -70,6 +70,9 @@ Targets:
   spectral-estimate
                   Spectral<MinimumSelection, W32>::estimate_hash, k = 5,
                   on a filter loaded to γ = nk/m = 0.7
+  spectral-insert-batch, spectral-estimate-batch
+                  the same through insert_batch_hash / estimate_batch_hash,
+                  64 items a call, prefetching 16 items ahead
   line-rmw        the memory limit: one random cache-line read-modify-write
                   per item in a buffer of the same size
 
@@ -168,6 +171,29 @@ fn targets() -> Vec<Target> {
                 let items = (bytes / 4) as u64 * 7 / (10 * u64::from(K));
                 (0..items).for_each(|i| f.insert_hash(hash::mix64(i)));
                 Ok(plan.measure(bytes, |h| f.estimate_hash(h)))
+            },
+        },
+        Target {
+            name: "spectral-insert-batch",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = spectral(bytes, isa)?;
+                Ok(plan.measure_batches(bytes, |batch| f.insert_batch_hash(batch)))
+            },
+        },
+        Target {
+            name: "spectral-estimate-batch",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = spectral(bytes, isa)?;
+                let items = (bytes / 4) as u64 * 7 / (10 * u64::from(K));
+                (0..items).for_each(|i| f.insert_hash(hash::mix64(i)));
+                let mut counts = [0u32; BATCH];
+                Ok(plan.measure_batches(bytes, |batch| {
+                    // Equal lengths: the call cannot fail.
+                    let _ = f.estimate_batch_hash(batch, &mut counts);
+                    black_box(&counts);
+                }))
             },
         },
         Target {

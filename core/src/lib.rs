@@ -21,6 +21,11 @@ pub mod store;
 
 pub use classic::{Classic, ClassicParams};
 pub use error::{Error, Result};
+
+/// How many items the `*_batch` operations prefetch ahead of the one they
+/// work on: enough to cover a DRAM miss (~100 ns) at a few ns per item.
+/// (Measured on Zen 3 at 64 MiB: 16 and 32 ahead ran alike.)
+pub const LOOKAHEAD: usize = 16;
 pub use rng::Rng;
 pub use spectral::{MinimalIncrease, MinimumSelection, RecurringMinimum, Spectral};
 pub use stable::{Eviction, StableBloom, StableParams};

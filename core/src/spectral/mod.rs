@@ -80,7 +80,9 @@ use crate::hash::{self, mix64, DefaultHasher, Probe};
 use crate::store::{blocks_for, Cells, Storage};
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
-use streambloom_kernels::{cell, set_cell, Block, Isa, Kernels, Mask, MinCount, Width, W1};
+use streambloom_kernels::{
+    cell, prefetch, set_cell, Block, Isa, Kernels, Mask, MinCount, Width, W1,
+};
 pub use streambloom_kernels::{W16, W32, W8};
 
 mod sealed {
@@ -434,6 +436,70 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     #[inline]
     pub fn estimate_hash(&self, h: u64) -> u32 {
         self.policy.estimate(self.ctx(), h)
+    }
+
+    /// [`Spectral::insert_hash`] for each hash of a batch, in order, with
+    /// the blocks of the item [`LOOKAHEAD`](crate::LOOKAHEAD) places ahead
+    /// prefetched, so that out of cache the misses of a batch overlap. The
+    /// filter ends as item-by-item inserts would leave it.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral};
+    /// let mut f = Spectral::<MinimumSelection>::new(4096, 4, 9)?;
+    /// f.insert_batch_hash(&[1, 2, 1]);
+    /// let mut counts = [0; 2];
+    /// f.estimate_batch_hash(&[1, 2], &mut counts)?;
+    /// assert!(counts[0] >= 2 && counts[1] >= 1);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
+        hashes
+            .iter()
+            .take(crate::LOOKAHEAD)
+            .for_each(|&h| self.prefetch_hash(h));
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
+                self.prefetch_hash(ahead);
+            }
+            self.insert_hash(h);
+        }
+    }
+
+    /// [`Spectral::estimate_hash`] for each hash of a batch, prefetching as
+    /// [`Spectral::insert_batch_hash`] does: `counts[i]` is the estimate of
+    /// `hashes[i]`. An error if the slices differ in length.
+    pub fn estimate_batch_hash(&self, hashes: &[u64], counts: &mut [u32]) -> Result<()> {
+        if hashes.len() != counts.len() {
+            return Err(Error::param("counts", "must be as long as the batch"));
+        }
+        hashes
+            .iter()
+            .take(crate::LOOKAHEAD)
+            .for_each(|&h| self.prefetch_hash(h));
+        for (i, (&h, count)) in hashes.iter().zip(counts).enumerate() {
+            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
+                self.prefetch_hash(ahead);
+            }
+            *count = self.estimate_hash(h);
+        }
+        Ok(())
+    }
+
+    /// Prefetches the blocks item `h` can touch: its primary block, and its
+    /// secondary and marker blocks when the filter has them.
+    #[inline(always)]
+    fn prefetch_hash(&self, h: u64) {
+        let blocks = self.cells.blocks();
+        let geo = &self.geo;
+        prefetch(&blocks[hash::block_of(h, geo.primary)]);
+        if geo.secondary > 0 {
+            let b = hash::block_of(mix64(h ^ SECONDARY_SALT), geo.secondary);
+            prefetch(&blocks[geo.primary + b]);
+        }
+        if geo.marker > 0 {
+            let b = hash::block_of(mix64(h ^ MARKER_SALT), geo.marker);
+            prefetch(&blocks[geo.primary + geo.secondary + b]);
+        }
     }
 
     /// Whether `key` was inserted at least `t` times, `t` chosen at query

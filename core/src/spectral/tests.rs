@@ -113,6 +113,28 @@ proptest! {
     }
 
     #[test]
+    fn batches_equal_item_by_item(s in stream(), counters in 96usize..2048) {
+        fn run<P: Policy + Clone>(p: P, counters: usize, s: &[(u16, u32)]) -> core::result::Result<(), TestCaseError> {
+            let mut one = Spectral::<P, W16>::with_policy(p, counters, 5, 3).unwrap();
+            let mut batched = one.clone();
+            let hashes: Vec<u64> = s.iter().map(|(key, _)| one.hash(key)).collect();
+            hashes.iter().for_each(|&h| one.insert_hash(h));
+            batched.insert_batch_hash(&hashes);
+            prop_assert_eq!(batched.blocks(), one.blocks());
+            let mut counts = alloc::vec![0; hashes.len()];
+            batched.estimate_batch_hash(&hashes, &mut counts).unwrap();
+            let want: Vec<u32> = hashes.iter().map(|&h| one.estimate_hash(h)).collect();
+            prop_assert_eq!(counts, want);
+            prop_assert!(batched.estimate_batch_hash(&hashes, &mut []).is_err() || hashes.is_empty());
+            Ok(())
+        }
+        run(MinimumSelection, counters, &s)?;
+        run(MinimalIncrease, counters, &s)?;
+        run(rm(), counters, &s)?;
+        run(rm_marker(), counters, &s)?;
+    }
+
+    #[test]
     fn minimum_selection_union_is_the_filter_of_both_streams(a in stream(), b in stream()) {
         let mut fa = Spectral::<MinimumSelection, W16>::new(1000, 4, 5).unwrap();
         let mut fb = fa.clone();

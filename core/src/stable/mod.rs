@@ -84,10 +84,6 @@ use crate::hash::{self, DefaultHasher};
 use crate::{Block, Cells, Error, Isa, Result, Rng, Storage, Width};
 use streambloom_kernels::prefetch;
 
-/// Items a batch prefetches ahead of the one it works on: enough to cover a
-/// DRAM miss (~100 ns) at a few ns per item.
-pub const LOOKAHEAD: usize = 16;
-
 /// Keys [`StableBloom::observe_batch`] hashes at a time (a stack buffer).
 const BATCH: usize = 256;
 use core::hash::{BuildHasher, Hash};
@@ -274,7 +270,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// [`observe_batch`](Self::observe_batch) for keys already hashed.
     ///
     /// Out of cache this is the fast path: the blocks of the items
-    /// [`LOOKAHEAD`] places ahead (their cells, and where their eviction
+    /// [`LOOKAHEAD`](crate::LOOKAHEAD) places ahead (their cells, and where their eviction
     /// starts) are prefetched while the current item runs, so the cache
     /// misses of a batch overlap instead of following one another. The
     /// eviction starts are drawn ahead in item order, so the PRNG yields the
@@ -294,14 +290,14 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         if hashes.len() != duplicates.len() {
             return Err(Error::param("duplicates", "must be as long as the batch"));
         }
-        let mut starts = [0usize; LOOKAHEAD];
+        let mut starts = [0usize; crate::LOOKAHEAD];
         for (slot, &h) in starts.iter_mut().zip(hashes) {
             *slot = self.stage(h);
         }
         for (i, (&h, out)) in hashes.iter().zip(duplicates.iter_mut()).enumerate() {
-            let slot = i % LOOKAHEAD;
+            let slot = i % crate::LOOKAHEAD;
             let start = starts[slot];
-            if let Some(&ahead) = hashes.get(i + LOOKAHEAD) {
+            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
                 starts[slot] = self.stage(ahead);
             }
             *out = self.observe_at(h, start);
@@ -313,12 +309,16 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// start (in item order: see [`observe_batch_hash`](Self::observe_batch_hash)).
     #[inline]
     fn stage(&mut self, h: u64) -> usize {
-        prefetch(
-            self.cells
-                .block(hash::block_of(h, self.cells.block_count())),
-        );
+        let blocks = self.cells.block_count();
+        prefetch(self.cells.block(hash::block_of(h, blocks)));
         let start = self.next_eviction();
-        prefetch(self.cells.block(start / W::CELLS));
+        // The blocks the run of `P` cells touches, wrapping at the end; past
+        // four, the run is sequential and the hardware prefetcher follows.
+        let first = start / W::CELLS;
+        let last = ((start + self.params.p - 1) / W::CELLS).min(first + 3);
+        for b in first..=last {
+            prefetch(self.cells.block(if b >= blocks { b - blocks } else { b }));
+        }
         start
     }
 
