@@ -22,6 +22,11 @@ pub mod store;
 pub use classic::{Classic, ClassicParams};
 pub use error::{Error, Result};
 
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 /// How many items the `*_batch` operations prefetch ahead of the one they
 /// work on: enough to cover a DRAM miss (~100 ns) at a few ns per item.
 /// (Measured on Zen 3 at 64 MiB: 16 and 32 ahead ran alike.)
