@@ -222,8 +222,25 @@ impl Classic {
     /// assert!(Classic::new(1000, 0, 1).is_err());
     /// ```
     pub fn new(bits: usize, k: u32, seed: u64) -> Result<Self> {
+        Self::with_hasher(bits, k, hash::seeded_hasher(seed))
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<H: BuildHasher> Classic<alloc::vec::Vec<Block>, H> {
+    /// [`Classic::new`] hashing with `hasher`: for secret random seeds
+    /// ([`hash::random_hasher`], the choice for keys chosen by others) or
+    /// any other [`BuildHasher`].
+    ///
+    /// ```
+    /// use streambloom::classic::Classic;
+    /// let mut f = Classic::with_hasher(4096, 5, streambloom::hash::random_hasher()).unwrap();
+    /// f.insert("x");
+    /// assert!(f.contains("x"));
+    /// ```
+    pub fn with_hasher(bits: usize, k: u32, hasher: H) -> Result<Self> {
         let blocks = blocks_for(bits, k)?;
-        Self::with_storage(bits, k, store::zeroed(blocks), hash::seeded_hasher(seed))
+        Self::with_storage(bits, k, store::zeroed(blocks), hasher)
     }
 }
 

@@ -316,9 +316,33 @@ impl<P: Policy, W: Counter> Spectral<P, W> {
     /// Like [`Spectral::new`] with a configured policy (for
     /// [`RecurringMinimum`]: secondary size, marker, Trapping).
     pub fn with_policy(policy: P, counters: usize, k: u32, seed: u64) -> Result<Self> {
+        Self::with_hasher(policy, counters, k, hash::seeded_hasher(seed))
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<P: Policy, W: Counter, H: BuildHasher> Spectral<P, W, DefaultStorage, H> {
+    /// [`Spectral::with_policy`] hashing with `hasher`: for secret random
+    /// seeds ([`hash::random_hasher`], the choice for keys chosen by
+    /// others) or any other [`BuildHasher`]. Filters merge only with
+    /// filters that hash alike (a clone, or the same seeds).
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral};
+    /// use streambloom::W32;
+    /// let h = streambloom::hash::random_hasher();
+    /// let mut a = Spectral::<_, W32, _, _>::with_hasher(MinimumSelection, 4096, 4, h.clone())?;
+    /// let mut b = Spectral::<_, W32, _, _>::with_hasher(MinimumSelection, 4096, 4, h)?;
+    /// a.insert("x");
+    /// b.insert("x");
+    /// a.union(&b)?;
+    /// assert!(a.estimate("x") >= 2);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn with_hasher(policy: P, counters: usize, k: u32, hasher: H) -> Result<Self> {
         let geo = plan_geometry::<P, W>(&policy, counters, k)?;
         let blocks = crate::store::zeroed(geo.total());
-        Self::assemble(policy, blocks, geo, hash::seeded_hasher(seed))
+        Self::assemble(policy, blocks, geo, hasher)
     }
 }
 
