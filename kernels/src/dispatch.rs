@@ -167,6 +167,23 @@ impl<W: Width> core::fmt::Debug for Kernels<W> {
 }
 
 impl<W: Width> Kernels<W> {
+    /// Every slot from the scalar reference, labelled `isa`: the table of a
+    /// width a backend does not accelerate.
+    pub(crate) const fn scalar_as(isa: Isa) -> Kernels<W> {
+        use crate::arch::all;
+        Kernels {
+            isa,
+            any_zero: all::any_zero::<W>,
+            min_count: all::min_count::<W>,
+            max_assign: all::max_assign::<W>,
+            assign: all::assign::<W>,
+            add_sat: all::add_sat::<W>,
+            sub_sat: all::sub_sat::<W>,
+            dec_run: all::dec_run::<W>,
+            zero_count: all::zero_count::<W>,
+        }
+    }
+
     /// The table of the implementation [`Isa::detect`] picks.
     pub fn best() -> &'static Kernels<W> {
         Self::for_isa(Isa::detect()).unwrap_or_else(Self::scalar)
@@ -280,6 +297,30 @@ macro_rules! tables {
     };
 }
 pub(crate) use tables;
+
+/// A backend's table of width `$w` whose select kernels are module `$m`'s
+/// (`$m::any_zero`, ..., `$m::sub_sat`) and whose run kernels are `$dec_run`
+/// and `$zero_count`.
+macro_rules! module_table {
+    ($isa:expr, $name:ident, $w:ident, $m:ident, $dec_run:path, $zero_count:path) => {
+        pub(crate) static $name: $crate::Kernels<$crate::$w> = $crate::Kernels {
+            isa: $isa,
+            any_zero: $m::any_zero,
+            min_count: $m::min_count,
+            max_assign: $m::max_assign,
+            assign: $m::assign,
+            add_sat: $m::add_sat,
+            sub_sat: $m::sub_sat,
+            dec_run: $dec_run,
+            zero_count: $zero_count,
+        };
+    };
+}
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_feature = "neon")
+))]
+pub(crate) use module_table;
 
 /// `Some(&TABLE_Wn)` of the backend `isa` compiled for this target, else
 /// `None`. Used by each [`Width`]'s `table`.

@@ -462,25 +462,8 @@ fn zero_count_w4(blocks: &[Block], start: usize, len: usize) -> usize {
     zeros
 }
 
-/// The table of a width with no vector kernels: all scalar.
-macro_rules! scalar_table {
-    ($name:ident, $w:ident) => {
-        pub(crate) static $name: Kernels<$w> = Kernels {
-            isa: Isa::Portable,
-            any_zero: all::any_zero::<$w>,
-            min_count: all::min_count::<$w>,
-            max_assign: all::max_assign::<$w>,
-            assign: all::assign::<$w>,
-            add_sat: all::add_sat::<$w>,
-            sub_sat: all::sub_sat::<$w>,
-            dec_run: all::dec_run::<$w>,
-            zero_count: all::zero_count::<$w>,
-        };
-    };
-}
-
-scalar_table!(TABLE_W1, W1);
-scalar_table!(TABLE_W2, W2);
+pub(crate) static TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Portable);
+pub(crate) static TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Portable);
 
 pub(crate) static TABLE_W4: Kernels<W4> = Kernels {
     isa: Isa::Portable,

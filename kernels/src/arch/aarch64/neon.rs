@@ -22,7 +22,6 @@
 //! little-endian in memory; on big-endian aarch64 the 16- and 32-bit lanes
 //! are byte-swapped after loading and before storing.
 
-use crate::arch::all;
 use crate::arch::portable::{nibble_masks, run_bounds};
 use crate::{Block, Isa, Kernels, MinCount, W1, W16, W2, W32, W4, W8};
 use core::arch::aarch64::*;
@@ -485,26 +484,23 @@ fn zero_count_w4(blocks: &[Block], start: usize, len: usize) -> usize {
     zeros
 }
 
-/// Builds the table of a width from module `$m` of [`lane_kernels`].
-macro_rules! table {
-    ($name:ident, $w:ident, $m:ident) => {
-        pub(crate) static $name: Kernels<$w> = Kernels {
-            isa: Isa::Neon,
-            any_zero: $m::any_zero,
-            min_count: $m::min_count,
-            max_assign: $m::max_assign,
-            assign: $m::assign,
-            add_sat: $m::add_sat,
-            sub_sat: $m::sub_sat,
-            dec_run: $m::dec_run,
-            zero_count: $m::zero_count,
-        };
-    };
-}
-
-table!(TABLE_W8, W8, w8);
-table!(TABLE_W16, W16, w16);
-table!(TABLE_W32, W32, w32);
+crate::dispatch::module_table!(Isa::Neon, TABLE_W8, W8, w8, w8::dec_run, w8::zero_count);
+crate::dispatch::module_table!(
+    Isa::Neon,
+    TABLE_W16,
+    W16,
+    w16,
+    w16::dec_run,
+    w16::zero_count
+);
+crate::dispatch::module_table!(
+    Isa::Neon,
+    TABLE_W32,
+    W32,
+    w32,
+    w32::dec_run,
+    w32::zero_count
+);
 
 pub(crate) static TABLE_W4: Kernels<W4> = Kernels {
     isa: Isa::Neon,
@@ -518,29 +514,8 @@ pub(crate) static TABLE_W4: Kernels<W4> = Kernels {
     zero_count: zero_count_w4,
 };
 
-pub(crate) static TABLE_W1: Kernels<W1> = Kernels {
-    isa: Isa::Neon,
-    any_zero: all::any_zero::<W1>,
-    min_count: all::min_count::<W1>,
-    max_assign: all::max_assign::<W1>,
-    assign: all::assign::<W1>,
-    add_sat: all::add_sat::<W1>,
-    sub_sat: all::sub_sat::<W1>,
-    dec_run: all::dec_run::<W1>,
-    zero_count: all::zero_count::<W1>,
-};
-
-pub(crate) static TABLE_W2: Kernels<W2> = Kernels {
-    isa: Isa::Neon,
-    any_zero: all::any_zero::<W2>,
-    min_count: all::min_count::<W2>,
-    max_assign: all::max_assign::<W2>,
-    assign: all::assign::<W2>,
-    add_sat: all::add_sat::<W2>,
-    sub_sat: all::sub_sat::<W2>,
-    dec_run: all::dec_run::<W2>,
-    zero_count: all::zero_count::<W2>,
-};
+pub(crate) static TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Neon);
+pub(crate) static TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Neon);
 
 #[cfg(test)]
 mod tests {

@@ -54,7 +54,7 @@
 use core::arch::x86_64::*;
 
 use crate::arch::all;
-use crate::{Block, Isa, Kernels, MinCount, W1, W16, W2, W32, W4, W8};
+use crate::{Block, Isa, Kernels, MinCount, W1, W2, W4};
 
 type V = __m256i;
 
@@ -753,47 +753,13 @@ fn zero_count_w4(blocks: &[Block], start: usize, len: usize) -> usize {
     edges + inner
 }
 
-/// A table with every slot from the scalar reference.
-macro_rules! scalar_table {
-    ($name:ident, $w:ident) => {
-        pub(crate) static $name: Kernels<$w> = Kernels {
-            isa: Isa::Avx2,
-            any_zero: all::any_zero::<$w>,
-            min_count: all::min_count::<$w>,
-            max_assign: all::max_assign::<$w>,
-            assign: all::assign::<$w>,
-            add_sat: all::add_sat::<$w>,
-            sub_sat: all::sub_sat::<$w>,
-            dec_run: all::dec_run::<$w>,
-            zero_count: all::zero_count::<$w>,
-        };
-    };
-}
+pub(crate) static TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Avx2);
+pub(crate) static TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Avx2);
 
-scalar_table!(TABLE_W1, W1);
-scalar_table!(TABLE_W2, W2);
-
-/// A table with every slot from this file.
-macro_rules! simd_table {
-    ($name:ident, $w:ident, $m:ident, $dec_run:ident, $zero_count:ident) => {
-        pub(crate) static $name: Kernels<$w> = Kernels {
-            isa: Isa::Avx2,
-            any_zero: $m::any_zero,
-            min_count: $m::min_count,
-            max_assign: $m::max_assign,
-            assign: $m::assign,
-            add_sat: $m::add_sat,
-            sub_sat: $m::sub_sat,
-            dec_run: $dec_run,
-            zero_count: $zero_count,
-        };
-    };
-}
-
-simd_table!(TABLE_W4, W4, w4, dec_run_w4, zero_count_w4);
-simd_table!(TABLE_W8, W8, w8, dec_run_w8, zero_count_w8);
-simd_table!(TABLE_W16, W16, w16, dec_run_w16, zero_count_w16);
-simd_table!(TABLE_W32, W32, w32, dec_run_w32, zero_count_w32);
+crate::dispatch::module_table!(Isa::Avx2, TABLE_W4, W4, w4, dec_run_w4, zero_count_w4);
+crate::dispatch::module_table!(Isa::Avx2, TABLE_W8, W8, w8, dec_run_w8, zero_count_w8);
+crate::dispatch::module_table!(Isa::Avx2, TABLE_W16, W16, w16, dec_run_w16, zero_count_w16);
+crate::dispatch::module_table!(Isa::Avx2, TABLE_W32, W32, w32, dec_run_w32, zero_count_w32);
 
 #[cfg(test)]
 pub(super) mod tests {

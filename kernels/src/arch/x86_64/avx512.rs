@@ -44,7 +44,7 @@ use core::arch::x86_64::*;
 
 use super::avx2::{run_bounds, w4_bytes};
 use crate::arch::all;
-use crate::{Block, Isa, Kernels, MinCount, W1, W16, W2, W32, W4, W8};
+use crate::{Block, Isa, Kernels, MinCount, W1, W2, W4};
 
 type V = __m512i;
 
@@ -573,47 +573,27 @@ fn zero_count_w4(blocks: &[Block], start: usize, len: usize) -> usize {
     edges + inner
 }
 
-/// A table with every slot from the scalar reference.
-macro_rules! scalar_table {
-    ($name:ident, $w:ident) => {
-        pub(crate) static $name: Kernels<$w> = Kernels {
-            isa: Isa::Avx512,
-            any_zero: all::any_zero::<$w>,
-            min_count: all::min_count::<$w>,
-            max_assign: all::max_assign::<$w>,
-            assign: all::assign::<$w>,
-            add_sat: all::add_sat::<$w>,
-            sub_sat: all::sub_sat::<$w>,
-            dec_run: all::dec_run::<$w>,
-            zero_count: all::zero_count::<$w>,
-        };
-    };
-}
+pub(crate) static TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Avx512);
+pub(crate) static TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Avx512);
 
-scalar_table!(TABLE_W1, W1);
-scalar_table!(TABLE_W2, W2);
-
-/// A table with every slot from this file.
-macro_rules! simd_table {
-    ($name:ident, $w:ident, $m:ident, $dec_run:ident, $zero_count:ident) => {
-        pub(crate) static $name: Kernels<$w> = Kernels {
-            isa: Isa::Avx512,
-            any_zero: $m::any_zero,
-            min_count: $m::min_count,
-            max_assign: $m::max_assign,
-            assign: $m::assign,
-            add_sat: $m::add_sat,
-            sub_sat: $m::sub_sat,
-            dec_run: $dec_run,
-            zero_count: $zero_count,
-        };
-    };
-}
-
-simd_table!(TABLE_W4, W4, w4, dec_run_w4, zero_count_w4);
-simd_table!(TABLE_W8, W8, w8, dec_run_w8, zero_count_w8);
-simd_table!(TABLE_W16, W16, w16, dec_run_w16, zero_count_w16);
-simd_table!(TABLE_W32, W32, w32, dec_run_w32, zero_count_w32);
+crate::dispatch::module_table!(Isa::Avx512, TABLE_W4, W4, w4, dec_run_w4, zero_count_w4);
+crate::dispatch::module_table!(Isa::Avx512, TABLE_W8, W8, w8, dec_run_w8, zero_count_w8);
+crate::dispatch::module_table!(
+    Isa::Avx512,
+    TABLE_W16,
+    W16,
+    w16,
+    dec_run_w16,
+    zero_count_w16
+);
+crate::dispatch::module_table!(
+    Isa::Avx512,
+    TABLE_W32,
+    W32,
+    w32,
+    dec_run_w32,
+    zero_count_w32
+);
 
 #[cfg(test)]
 mod tests {
