@@ -22,6 +22,17 @@ pub mod store;
 pub use classic::{Classic, ClassicParams};
 pub use error::{Error, Result};
 
+/// Test input sizes: `n` natively, a twentieth under Miri, which runs every
+/// step in an interpreter (memory safety needs few, short cases).
+#[cfg(test)]
+pub(crate) const fn scaled(n: usize) -> usize {
+    if cfg!(miri) {
+        n / 20 + 1
+    } else {
+        n
+    }
+}
+
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -13,13 +13,18 @@ fn config() -> Config {
         cases: if cfg!(miri) { 4 } else { 48 },
         rng_seed: RngSeed::Fixed(0x05EC_70A1),
         failure_persistence: None,
+        rng_algorithm: if cfg!(miri) {
+            proptest::test_runner::RngAlgorithm::XorShift
+        } else {
+            proptest::test_runner::RngAlgorithm::default()
+        },
         ..Config::default()
     }
 }
 
 /// A stream of (key, r) insertions over a small key space.
 fn stream() -> impl Strategy<Value = Vec<(u16, u32)>> {
-    proptest::collection::vec((0u16..150, 1u32..4), 0..600)
+    proptest::collection::vec((0u16..150, 1u32..4), 0..crate::scaled(600))
 }
 
 fn rm() -> RecurringMinimum {
@@ -87,7 +92,7 @@ proptest! {
     #[test]
     fn deletions_of_present_items_never_under_estimate(
         s in stream(),
-        dels in proptest::collection::vec((0usize..600, 1u32..4), 0..200),
+        dels in proptest::collection::vec((0usize..600, 1u32..4), 0..crate::scaled(200)),
         counters in 200usize..2048,
     ) {
         fn run<P: Removable>(p: P, counters: usize, s: &[(u16, u32)], dels: &[(usize, u32)]) {
@@ -179,7 +184,7 @@ proptest! {
     }
 
     #[test]
-    fn window_matches_a_deque(keys in proptest::collection::vec(0u16..60, 0..500), window in 1usize..80) {
+    fn window_matches_a_deque(keys in proptest::collection::vec(0u16..60, 0..crate::scaled(500)), window in 1usize..80) {
         fn run<P: Removable + Default>(keys: &[u16], window: usize) {
             let f = Spectral::<P, W16>::new(1500, 4, 9).unwrap();
             let mut w = SlidingWindow::new(f, window).unwrap();
@@ -213,7 +218,7 @@ proptest! {
 
     #[test]
     fn range_counts_never_under_estimate(
-        values in proptest::collection::vec(0u64..4096, 0..150),
+        values in proptest::collection::vec(0u64..4096, 0..crate::scaled(150)),
         lo in 0u64..4096,
         len in 0u64..4096,
     ) {
@@ -243,7 +248,7 @@ fn every_isa_gives_identical_counters() {
             f.set_isa(isa).unwrap();
             assert_eq!(f.isa(), isa);
             let mut x = 1u64;
-            for _ in 0..20_000 {
+            for _ in 0..crate::scaled(20_000) {
                 x = mix64(x);
                 f.insert_n(&(x % 700), 1 + (x >> 60) as u32);
             }
@@ -261,6 +266,7 @@ fn every_isa_gives_identical_counters() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn minimal_increase_is_never_worse_than_minimum_selection() {
     let mut ms = Spectral::<MinimumSelection, W16>::new(640, 5, 1).unwrap();
     let mut mi = Spectral::<MinimalIncrease, W16>::new(640, 5, 1).unwrap();
@@ -283,6 +289,7 @@ fn minimal_increase_is_never_worse_than_minimum_selection() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn recurring_minimum_moves_single_minima_and_is_tighter_than_ms() {
     let mut ms = Spectral::<MinimumSelection, W16>::new(3000, 5, 3).unwrap();
     let mut rm = Spectral::<RecurringMinimum, W16>::new(4500, 5, 3).unwrap();
@@ -302,6 +309,7 @@ fn recurring_minimum_moves_single_minima_and_is_tighter_than_ms() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn trapping_deletes_and_refuses_merges() {
     let p = RecurringMinimum::new().with_trapping();
     assert!(p.is_trapping() && !p.has_marker());
@@ -348,6 +356,7 @@ fn saturation_and_over_removal_stop_at_the_bounds() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn unbiased_estimator_averages_to_the_truth() {
     let mut f = Spectral::<MinimumSelection, W32>::new(2000, 4, 6).unwrap();
     let mut x = 9u64;
