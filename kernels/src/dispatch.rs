@@ -301,6 +301,10 @@ pub(crate) use tables;
 /// A backend's table of width `$w` whose select kernels are module `$m`'s
 /// (`$m::any_zero`, ..., `$m::sub_sat`) and whose run kernels are `$dec_run`
 /// and `$zero_count`.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_feature = "neon")
+))]
 macro_rules! module_table {
     ($isa:expr, $name:ident, $w:ident, $m:ident, $dec_run:path, $zero_count:path) => {
         pub(crate) static $name: $crate::Kernels<$crate::$w> = $crate::Kernels {

@@ -10,7 +10,7 @@
 //! | [`Kernels::add_sat`], [`Kernels::sub_sat`] | saturating add / subtract on the selected cells |
 //! | [`Kernels::dec_run`] | saturating decrement of a run of cells (eviction) |
 //! | [`Kernels::zero_count`] | zero cells in a run (stability metrics) |
-//! | [`prefetch`] | start loading a block a batch ahead |
+//! | [`prefetch()`] | start loading a block a batch ahead |
 //!
 //! Cells are 1, 2, 4, 8, 16 or 32 bits ([`Width`]) and saturate, never wrap.
 //! [`arch::all`] is the scalar reference; SIMD backends (portable `wide`,

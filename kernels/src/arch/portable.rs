@@ -4,31 +4,31 @@
 //!
 //! A block is four 128-bit vectors. A selection mask becomes one select vector
 //! per 128 bits (lane all-ones where the cell is selected); updates then need
-//! no blend: `max(cell, v & sel)`, `cell +sat (r & sel)`, `cell -sat (r & sel)`,
-//! and only `assign` selects. Reductions compare the whole block and test the
-//! lane bitmask against the mask. 4-bit cells are handled in place as the low
-//! and high nibbles of each byte, each with its own select vector, so no
-//! nibble is ever shifted.
+//! no blend: `max(cell, v & sel)`, `cell +sat (r & sel)`, `cell -sat (r & sel)`.
+//! `any_zero` compares the whole block and tests the lane bitmask against the
+//! mask.
 //!
-//! SIMD earns its place slot by slot. Measured on x86-64 (SSE2 baseline,
-//! AMD EPYC, shared machine, median of 3 runs; ns per call, scalar → portable;
-//! select kernels with 5-cell masks, runs of 180 cells):
+//! **SIMD earns its place slot by slot**: a slot is vectorised only where the
+//! criterion bench (`cargo bench -p streambloom-bench --bench kernels`) ran it
+//! at least 10 % faster than scalar on x86-64's SSE2 baseline (AMD EPYC,
+//! shared machine; ns per call, scalar → portable, 5-cell masks, runs of 180
+//! cells). Selecting five cells of one block costs little in scalar code, so
+//! building four select vectors often does not pay; runs always do.
 //!
-//! | width | vectorised | scalar ([`crate::arch::all`]), and why |
+//! | width | vectorised | left scalar ([`crate::arch::all`]) |
 //! |---|---|---|
 //! | W1, W2 | — | every kernel |
-//! | W4 | assign 49→42, max_assign 57→46, add_sat 52→46, sub_sat 61→43, dec_run 1261→75, zero_count 449→101 | any_zero (25 vs 28), min_count (47 vs 77: no byte horizontal min in SSE2) |
-//! | W8 | any_zero 15→6.5, min_count 33→27, max_assign 16→13, dec_run 417→29, zero_count 357→79 | assign (11 vs 14), add_sat (16.5 vs 17.4), sub_sat (13 vs 15): five byte stores beat building four select vectors |
-//! | W16 | any_zero 14→5.3, assign 14→8.5, max_assign 19→12, add_sat 17→10, sub_sat 15→11, dec_run 401→37, zero_count 325→93 | min_count (22 vs 23: no unsigned 16-bit horizontal min in SSE2) |
-//! | W32 | any_zero 18→5.5, assign 14→8.7, max_assign 15→13, add_sat 14→13, sub_sat 16→12, dec_run 315→73, zero_count 287→96 | min_count (23 vs 23: no unsigned 32-bit min in SSE2) |
+//! | W4 | dec_run 577→33, zero_count 194→41 | the select kernels: the nibble versions ran 2–11 % slower (assign 17.0 vs 18.9) |
+//! | W8 | any_zero 3.6→2.5, dec_run 170→19, zero_count 135→30 | min_count (8.2 vs 9.4: no horizontal byte min in SSE2), max_assign (6.5 vs 6.6), assign, add_sat, sub_sat (five byte stores beat four select vectors) |
+//! | W16 | any_zero 3.3→2.6, max_assign 6.8→4.7, add_sat 6.6→4.8, sub_sat 5.3→4.7, dec_run 178→17, zero_count 157→31 | min_count (no unsigned 16-bit min in SSE2), assign (4.2 vs 4.3) |
+//! | W32 | any_zero 3.2→2.2, dec_run 159→27, zero_count 144→37 | min_count, max_assign (5.5 vs 5.3), assign (4.1 vs 3.8), add_sat and sub_sat (5.3 vs 5.5) |
 //!
 //! Runs are numbered across blocks; a run is clipped to the cells that exist,
 //! split into an unaligned scalar head and tail and an aligned vector middle.
 //! Cells are little-endian in memory; on a big-endian target the 16- and
 //! 32-bit lanes are byte-swapped after loading and before storing.
 
-use crate::arch::all;
-use crate::{Block, Isa, Kernels, MinCount, W1, W16, W2, W32, W4, W8};
+use crate::{Block, Isa, Kernels, W1, W16, W2, W32, W4, W8};
 use bytemuck::{Pod, Zeroable};
 use core::ops::{BitAnd, BitOr, Not};
 use wide::{u16x8, u32x4, u64x2, u8x16};
@@ -53,16 +53,12 @@ trait Lanes: Pod + BitAnd<Output = Self> + BitOr<Output = Self> + Not<Output = S
     fn swap_le(self) -> Self;
     /// Bit `i` set where lane `i` equals `rhs`'s.
     fn eq_bits(self, rhs: Self) -> u64;
-    /// Lane-wise unsigned minimum.
-    fn min(self, rhs: Self) -> Self;
     /// Lane-wise unsigned maximum.
     fn max(self, rhs: Self) -> Self;
     /// Lane-wise saturating add.
     fn sat_add(self, rhs: Self) -> Self;
     /// Lane-wise saturating subtract.
     fn sat_sub(self, rhs: Self) -> Self;
-    /// The smallest lane.
-    fn reduce_min(self) -> u32;
     /// Saturating decrement of one little-endian cell in memory.
     fn dec_cell(cell: &mut Self::Cell);
 }
@@ -101,10 +97,6 @@ impl Lanes for u8x16 {
         u64::from(self.simd_eq(rhs).to_bitmask())
     }
     #[inline(always)]
-    fn min(self, rhs: Self) -> Self {
-        u8x16::min(self, rhs)
-    }
-    #[inline(always)]
     fn max(self, rhs: Self) -> Self {
         u8x16::max(self, rhs)
     }
@@ -115,10 +107,6 @@ impl Lanes for u8x16 {
     #[inline(always)]
     fn sat_sub(self, rhs: Self) -> Self {
         self.saturating_sub(rhs)
-    }
-    #[inline(always)]
-    fn reduce_min(self) -> u32 {
-        u32::from(u8x16::reduce_min(self))
     }
     #[inline(always)]
     fn dec_cell(cell: &mut u8) {
@@ -151,11 +139,7 @@ impl Lanes for u16x8 {
     fn eq_bits(self, rhs: Self) -> u64 {
         u64::from(self.simd_eq(rhs).to_bitmask())
     }
-    // SSE2 has no unsigned 16-bit min/max; saturating subtract does both.
-    #[inline(always)]
-    fn min(self, rhs: Self) -> Self {
-        self - self.saturating_sub(rhs)
-    }
+    // SSE2 has no unsigned 16-bit max; saturating subtract makes one.
     #[inline(always)]
     fn max(self, rhs: Self) -> Self {
         self + rhs.saturating_sub(self)
@@ -167,10 +151,6 @@ impl Lanes for u16x8 {
     #[inline(always)]
     fn sat_sub(self, rhs: Self) -> Self {
         self.saturating_sub(rhs)
-    }
-    #[inline(always)]
-    fn reduce_min(self) -> u32 {
-        u32::from(u16x8::reduce_min(self))
     }
     #[inline(always)]
     fn dec_cell(cell: &mut u16) {
@@ -206,10 +186,6 @@ impl Lanes for u32x4 {
         u64::from(self.simd_eq(rhs).to_bitmask())
     }
     #[inline(always)]
-    fn min(self, rhs: Self) -> Self {
-        u32x4::min(self, rhs)
-    }
-    #[inline(always)]
     fn max(self, rhs: Self) -> Self {
         u32x4::max(self, rhs)
     }
@@ -222,19 +198,9 @@ impl Lanes for u32x4 {
         self.saturating_sub(rhs)
     }
     #[inline(always)]
-    fn reduce_min(self) -> u32 {
-        u32x4::reduce_min(self)
-    }
-    #[inline(always)]
     fn dec_cell(cell: &mut u32) {
         *cell = u32::from_le(*cell).saturating_sub(1).to_le();
     }
-}
-
-/// The block's four vectors, lanes in native order.
-#[inline(always)]
-fn load<L: Lanes>(block: &Block) -> [L; 4] {
-    bytemuck::cast_ref::<Block, [L; 4]>(block).map(L::swap_le)
 }
 
 /// One select vector per quarter of the block.
@@ -256,24 +222,6 @@ fn any_zero<L: Lanes>(block: &Block, mask: L::Mask) -> bool {
     eq_mask(v, L::splat(0)) & mask.into() != 0
 }
 
-fn min_count<L: Lanes>(block: &Block, mask: L::Mask) -> MinCount {
-    let mask = mask.into();
-    if mask == 0 {
-        return MinCount::EMPTY;
-    }
-    let v = load::<L>(block);
-    let sel = selects::<L>(mask);
-    // Unselected lanes become all-ones, the largest value, so never win.
-    let lanes_min = (v[0] | !sel[0])
-        .min(v[1] | !sel[1])
-        .min((v[2] | !sel[2]).min(v[3] | !sel[3]));
-    let min = lanes_min.reduce_min();
-    MinCount {
-        min,
-        count: (eq_mask(&v, L::splat(min)) & mask).count_ones(),
-    }
-}
-
 /// Cell `c` of each lane becomes `f(c, sel, x)`, where `sel` is the lane's
 /// select vector and `x` is `v` saturated to `L::MAX`.
 #[inline(always)]
@@ -290,10 +238,6 @@ fn update<L: Lanes>(block: &mut Block, mask: L::Mask, v: u32, f: impl Fn(L, L, L
 
 fn max_assign<L: Lanes>(block: &mut Block, mask: L::Mask, v: u32) {
     update::<L>(block, mask, v, |c, s, x| c.max(x & s));
-}
-
-fn assign<L: Lanes>(block: &mut Block, mask: L::Mask, v: u32) {
-    update::<L>(block, mask, v, |c, s, x| (x & s) | (c & !s));
 }
 
 fn add_sat<L: Lanes>(block: &mut Block, mask: L::Mask, r: u32) {
@@ -333,74 +277,8 @@ fn zero_count<L: Lanes>(blocks: &[Block], start: usize, len: usize) -> usize {
     ends.count() + vectors.sum::<usize>()
 }
 
-/// The even bits of `x` packed together: bit `k` of the result is bit `2k` of
-/// `x`. Turns a 4-bit-cell mask into one bit per byte (its low nibble); shift
-/// `x` right by one first for the high nibbles.
-#[inline(always)]
-pub(crate) fn even_bits(x: u64) -> u32 {
-    let mut x = x & 0x5555_5555_5555_5555;
-    x = (x | x >> 1) & 0x3333_3333_3333_3333;
-    x = (x | x >> 2) & 0x0F0F_0F0F_0F0F_0F0F;
-    x = (x | x >> 4) & 0x00FF_00FF_00FF_00FF;
-    x = (x | x >> 8) & 0x0000_FFFF_0000_FFFF;
-    (x | x >> 16) as u32
-}
-
-/// A 4-bit-cell mask as two byte masks over the block's 64 bytes: the bytes
-/// whose low nibble is selected, and those whose high nibble is.
-#[inline(always)]
-pub(crate) fn nibble_masks(mask: [u64; 2]) -> [u64; 2] {
-    let [a, b] = mask;
-    [
-        u64::from(even_bits(a)) | u64::from(even_bits(b)) << 32,
-        u64::from(even_bits(a >> 1)) | u64::from(even_bits(b >> 1)) << 32,
-    ]
-}
-
 const LOW: u8 = 0x0F;
 const HIGH: u8 = 0xF0;
-
-/// Each nibble `c` becomes `f(c, sel, x, nib)`, in place in its byte: `nib`
-/// is the nibble's lane mask (`0x0F` or `0xF0`), `sel` its select vector and
-/// `x` the operand `v` (saturated to 15) at the nibble's position.
-#[inline(always)]
-fn update_w4(
-    block: &mut Block,
-    mask: [u64; 2],
-    v: u32,
-    f: impl Fn(u8x16, u8x16, u8x16, u8x16) -> u8x16,
-) {
-    let x = v.min(15) as u8;
-    let [lo, hi] = nibble_masks(mask);
-    let (lo_sel, hi_sel) = (selects::<u8x16>(lo), selects::<u8x16>(hi));
-    let (low, high) = (u8x16::splat(LOW), u8x16::splat(HIGH));
-    let q = bytemuck::cast_mut::<Block, [u8x16; 4]>(block);
-    for j in 0..4 {
-        q[j] = f(q[j] & low, lo_sel[j], u8x16::splat(x), low)
-            | f(q[j] & high, hi_sel[j], u8x16::splat(x << 4), high);
-    }
-}
-
-fn max_assign_w4(block: &mut Block, mask: [u64; 2], v: u32) {
-    update_w4(block, mask, v, |c, s, x, _| c.max(x & s));
-}
-
-fn assign_w4(block: &mut Block, mask: [u64; 2], v: u32) {
-    update_w4(block, mask, v, |c, s, x, _| (x & s) | (c & !s));
-}
-
-/// Nibbles in place are multiples of their unit, so a sum past the nibble's
-/// largest value either stays below 256 or saturates to 255: `min` with the
-/// nibble mask clips both to the largest value.
-fn add_sat_w4(block: &mut Block, mask: [u64; 2], r: u32) {
-    update_w4(block, mask, r, |c, s, x, nib| {
-        c.saturating_add(x & s).min(nib)
-    });
-}
-
-fn sub_sat_w4(block: &mut Block, mask: [u64; 2], r: u32) {
-    update_w4(block, mask, r, |c, s, x, _| c.saturating_sub(x & s));
-}
 
 /// Saturating decrement of both nibbles of a byte.
 #[inline(always)]
@@ -466,51 +344,33 @@ pub(crate) static TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Portable);
 pub(crate) static TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Portable);
 
 pub(crate) static TABLE_W4: Kernels<W4> = Kernels {
-    isa: Isa::Portable,
-    any_zero: all::any_zero::<W4>,
-    min_count: all::min_count::<W4>,
-    max_assign: max_assign_w4,
-    assign: assign_w4,
-    add_sat: add_sat_w4,
-    sub_sat: sub_sat_w4,
     dec_run: dec_run_w4,
     zero_count: zero_count_w4,
+    ..Kernels::scalar_as(Isa::Portable)
 };
 
 pub(crate) static TABLE_W8: Kernels<W8> = Kernels {
-    isa: Isa::Portable,
     any_zero: any_zero::<u8x16>,
-    min_count: min_count::<u8x16>,
-    max_assign: max_assign::<u8x16>,
-    assign: all::assign::<W8>,
-    add_sat: all::add_sat::<W8>,
-    sub_sat: all::sub_sat::<W8>,
     dec_run: dec_run::<u8x16>,
     zero_count: zero_count::<u8x16>,
+    ..Kernels::scalar_as(Isa::Portable)
 };
 
 pub(crate) static TABLE_W16: Kernels<W16> = Kernels {
-    isa: Isa::Portable,
     any_zero: any_zero::<u16x8>,
-    min_count: all::min_count::<W16>,
     max_assign: max_assign::<u16x8>,
-    assign: assign::<u16x8>,
     add_sat: add_sat::<u16x8>,
     sub_sat: sub_sat::<u16x8>,
     dec_run: dec_run::<u16x8>,
     zero_count: zero_count::<u16x8>,
+    ..Kernels::scalar_as(Isa::Portable)
 };
 
 pub(crate) static TABLE_W32: Kernels<W32> = Kernels {
-    isa: Isa::Portable,
     any_zero: any_zero::<u32x4>,
-    min_count: all::min_count::<W32>,
-    max_assign: max_assign::<u32x4>,
-    assign: assign::<u32x4>,
-    add_sat: add_sat::<u32x4>,
-    sub_sat: sub_sat::<u32x4>,
     dec_run: dec_run::<u32x4>,
     zero_count: zero_count::<u32x4>,
+    ..Kernels::scalar_as(Isa::Portable)
 };
 
 /// The differential property test of a backend against

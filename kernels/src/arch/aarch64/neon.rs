@@ -22,7 +22,7 @@
 //! little-endian in memory; on big-endian aarch64 the 16- and 32-bit lanes
 //! are byte-swapped after loading and before storing.
 
-use crate::arch::portable::{nibble_masks, run_bounds};
+use crate::arch::portable::run_bounds;
 use crate::{Block, Isa, Kernels, MinCount, W1, W16, W2, W32, W4, W8};
 use core::arch::aarch64::*;
 
@@ -355,6 +355,30 @@ fn min_count_w4(block: &Block, mask: [u64; 2]) -> MinCount {
         min: u32::from(min),
         count: u32::from(vaddlvq_u8(count)),
     }
+}
+
+/// The even bits of `x` packed together: bit `k` of the result is bit `2k` of
+/// `x`. Turns a 4-bit-cell mask into one bit per byte (its low nibble); shift
+/// `x` right by one first for the high nibbles.
+#[inline(always)]
+fn even_bits(x: u64) -> u32 {
+    let mut x = x & 0x5555_5555_5555_5555;
+    x = (x | x >> 1) & 0x3333_3333_3333_3333;
+    x = (x | x >> 2) & 0x0F0F_0F0F_0F0F_0F0F;
+    x = (x | x >> 4) & 0x00FF_00FF_00FF_00FF;
+    x = (x | x >> 8) & 0x0000_FFFF_0000_FFFF;
+    (x | x >> 16) as u32
+}
+
+/// A 4-bit-cell mask as two byte masks over the block's 64 bytes: the bytes
+/// whose low nibble is selected, and those whose high nibble is.
+#[inline(always)]
+fn nibble_masks(mask: [u64; 2]) -> [u64; 2] {
+    let [a, b] = mask;
+    [
+        u64::from(even_bits(a)) | u64::from(even_bits(b)) << 32,
+        u64::from(even_bits(a >> 1)) | u64::from(even_bits(b >> 1)) << 32,
+    ]
 }
 
 /// Each nibble `c` becomes `f(c, sel, x, nib)`, in place in its byte: `nib`

@@ -44,12 +44,11 @@
 //! **Left scalar.** W1 and W2 use [`crate::arch::all`] throughout: their
 //! cells are not lanes of any AVX2 instruction.
 //!
-//! **Measured** (Zen 3, one block in L1, random 5-cell masks, ns per call,
-//! scalar → AVX2): W8 `any_zero` 14 → 5.6, `assign` 11–13 → 8.3,
-//! `any_zero` + `assign` 18–21 → 9.5–11, `min_count` 18–22 → 16; W4 select
-//! kernels 2–4× (`min_count` only 1.4×); W16/W32 select kernels 1.3–3×.
-//! `dec_run` of 180 cells: W8 380–400 → 20–26, W4 1310 → 26–32; at 10
-//! cells already 3–4×. Every slot that is SIMD here beat the scalar one.
+//! **Measured** with `cargo bench -p streambloom-bench --bench kernels`
+//! (the README's table): select kernels 1.1–3.6× faster than scalar, runs
+//! 5–39×. Every slot that is SIMD here beat the scalar one. (LLVM first
+//! compiled the W32 updates to `vpmaskmovd`, which is slow on AMD and blocks
+//! store forwarding; building the W32 selection bytewise gives plain stores.)
 
 use core::arch::x86_64::*;
 
