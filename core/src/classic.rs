@@ -511,19 +511,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: if cfg!(miri) { 2 } else { 64 },
-            rng_seed: proptest::test_runner::RngSeed::Fixed(0xC1A5_51C0),
-            // The seed replays any failure; no regression files (Miri cannot
-            // write them).
-            failure_persistence: None,
-            rng_algorithm: if cfg!(miri) {
-                proptest::test_runner::RngAlgorithm::XorShift
-            } else {
-                proptest::test_runner::RngAlgorithm::default()
-            },
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(crate::proptest_config(64, 2, 0xC1A5_51C0))]
 
         #[test]
         fn no_false_negatives(

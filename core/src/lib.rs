@@ -33,6 +33,30 @@ pub(crate) const fn scaled(n: usize) -> usize {
     }
 }
 
+/// The property-test configuration of every test module: a fixed `seed`, so
+/// each run explores the same cases and a failure replays without
+/// regression files (which Miri could not write); under Miri, `miri_cases`
+/// cases and the cheap XorShift generator.
+#[cfg(test)]
+pub(crate) fn proptest_config(
+    cases: u32,
+    miri_cases: u32,
+    seed: u64,
+) -> proptest::test_runner::Config {
+    use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
+    Config {
+        cases: if cfg!(miri) { miri_cases } else { cases },
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        rng_algorithm: if cfg!(miri) {
+            RngAlgorithm::XorShift
+        } else {
+            RngAlgorithm::default()
+        },
+        ..Config::default()
+    }
+}
+
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -4,22 +4,12 @@ use super::*;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed};
+use proptest::test_runner::Config;
 use std::collections::HashMap;
 use streambloom_kernels::W4;
 
 fn config() -> Config {
-    Config {
-        cases: if cfg!(miri) { 4 } else { 48 },
-        rng_seed: RngSeed::Fixed(0x05EC_70A1),
-        failure_persistence: None,
-        rng_algorithm: if cfg!(miri) {
-            proptest::test_runner::RngAlgorithm::XorShift
-        } else {
-            proptest::test_runner::RngAlgorithm::default()
-        },
-        ..Config::default()
-    }
+    crate::proptest_config(48, 4, 0x05EC_70A1)
 }
 
 /// A stream of (key, r) insertions over a small key space.

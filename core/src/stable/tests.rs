@@ -226,21 +226,8 @@ fn agrees_with_model<W: Width>(
     Ok(())
 }
 
-/// Fixed seed: property tests explore the same cases on every run.
 fn cases() -> ProptestConfig {
-    ProptestConfig {
-        cases: if cfg!(miri) { 2 } else { 64 },
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x57AB_1E00),
-        // The seed replays any failure; no regression files (Miri cannot
-        // write them).
-        failure_persistence: None,
-        rng_algorithm: if cfg!(miri) {
-            proptest::test_runner::RngAlgorithm::XorShift
-        } else {
-            proptest::test_runner::RngAlgorithm::default()
-        },
-        ..ProptestConfig::default()
-    }
+    crate::proptest_config(64, 2, 0x57AB_1E00)
 }
 
 proptest! {
