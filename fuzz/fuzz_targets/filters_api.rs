@@ -154,7 +154,7 @@ fn stable<W: Width>(i: &Input) {
             }
             Op::SetIsa(x) => set_isa(x, |isa| f.set_isa(isa)),
             Op::Stats(memory, target) => {
-                let _ = (f.current_fpr(), f.stable_point(), f.false_positive_bound());
+                let _ = (f.current_fpr(), f.stable_point(), f.paper_false_positive_bound());
                 let _ = params.with_smallest_p::<W>(target);
                 let _ = StableParams::plan::<W>(cap(memory), target, eviction);
             }
