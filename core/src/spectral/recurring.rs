@@ -18,35 +18,56 @@ use streambloom_kernels::{cell, Mask};
 /// choices keep the estimate one-sided):
 ///
 /// - **Insert `x`, `r` times.** Add `r` to `x`'s primary counters. If `x` is
-///   *in the secondary* (below), add `r` there too. Otherwise, if `x` now has
-///   a single minimum `m_x`, *move* it: add `m_x` to its secondary counters
-///   (and mark it in `B_f`).
-/// - **In the secondary** means its secondary minimum is above 0 (the paper's
-///   "look for `x` in the secondary SBF"), and, with `B_f`, also that `B_f`
-///   holds `x`. This test runs on *every* insertion, not only on single
-///   minima as in the paper: an item moved earlier whose minimum later became
-///   recurring would otherwise miss increments in the secondary and be
-///   under-estimated. Without `B_f` that costs one more cache line per
-///   insertion; with it, only marked items (about a fifth) read the
-///   secondary.
-/// - **Estimate.** As the paper: a recurring minimum is returned as is;
-///   for a single minimum, the smaller of the primary minimum and, for an
-///   item in the secondary, its secondary minimum (the paper returns the
-///   secondary value alone; both are upper bounds, so the smaller is never
-///   worse).
-/// - **Remove `x`, `r` times.** Subtract `r` from its primary counters, then,
-///   as the paper, from its secondary counters if it is in the secondary and
-///   has a single minimum (or, with `B_f`, is marked); counters stop at 0.
+///   *counted in the secondary* (below), add `r` there too. Otherwise, if
+///   `x` now has a single minimum `m_x`, *move* it: add `m_x` to its
+///   secondary counters (and mark it in `B_f`).
+/// - **Counted in the secondary**, without `B_f`, means its secondary
+///   minimum is above 0 (the paper's "look for `x` in the secondary SBF").
+///   This test runs on *every* insertion, not only on single minima as in
+///   the paper: an item moved earlier whose minimum later became recurring
+///   would otherwise miss increments in the secondary and be
+///   under-estimated; it costs one more cache line per insertion. With
+///   `B_f` it means that `B_f` holds `x`, whatever its secondary counters:
+///   §3.3 says a marked item "should be handled in the secondary SBF from
+///   now on", and a mark cannot be taken back, so a marked item stays
+///   counted there even after its removals brought its secondary counters to
+///   0 (only marked items, about a fifth, read the secondary).
+/// - **Estimate.** Without `B_f`, as the paper: a recurring minimum is
+///   returned as is; for a single minimum, the smaller of the primary
+///   minimum and, for an item in the secondary, its secondary minimum (the
+///   paper returns the secondary value alone; both are upper bounds, so the
+///   smaller is never worse). With `B_f`, as the paper's refinement: `B_f`
+///   decides; a marked item gets the smaller of its primary and secondary
+///   minima (0 included), any other its primary minimum.
+/// - **Remove `x`, `r` times.** Subtract `r` from its primary counters,
+///   then, as §3.3 "Deletions" says, from its secondary counters if it has a
+///   single minimum and is in the secondary (without `B_f`) or if `B_f`
+///   holds it (with `B_f`); counters stop at 0.
 ///
 /// **Guarantees.** The primary alone is a Minimum Selection filter, so the
-/// estimate is never above Minimum Selection's. It can fall below the true
-/// count in one coincidence: an item with a single minimum that was never
-/// moved is taken for one that was, because its secondary counters were all
-/// raised by other items (a Bloom error of the secondary) while they were
-/// below its count. Without `B_f` this happens at about the secondary's
-/// Bloom error rate (measured by `streambloom-bench repro spectral`: up to
-/// 0.2 % of items at γ = 0.7); with `B_f` it also needs a false positive of
-/// `B_f`, and the property tests find none.
+/// estimate is never above Minimum Selection's; it is never below the true
+/// count `f_x` (as long as only inserted occurrences are removed and no
+/// counter saturates) except as follows.
+///
+/// - **With `B_f`**, an item that moved has secondary counters at least its
+///   true count from then on: the move adds `m_x ≥ f_x`, and afterwards
+///   every insertion and removal of `x` changes both by the same `r`, while
+///   other items only add to those counters or take back what they added.
+///   So an under-estimate needs a **false positive of `B_f`**: an item `y`
+///   that `B_f` holds without `y` having moved, *after* occurrences of `y`
+///   were inserted (an item marked by others before its first insertion is
+///   counted like a moved one). Its estimate can then fall short, and its
+///   removals take counts from the items sharing its secondary counters,
+///   which can fall short too. The property tests, with removals and
+///   re-insertions, find no other under-estimate, and none at all with a
+///   `B_f` too large for false positives; at the paper's size of `m` bits
+///   in Table 1's setting they found no such false positive either.
+/// - **Without `B_f`**, an item with a single minimum that was never moved
+///   (or whose secondary counters its removals emptied) is taken for one
+///   that was when other items raised all its secondary counters (a Bloom
+///   error of the secondary) while they were below its count. This happens
+///   at about the secondary's Bloom error rate (measured by
+///   `streambloom-bench repro spectral`: up to 0.2 % of items at γ = 0.7).
 ///
 /// **Trapping** ([`RecurringMinimum::with_trapping`], §3.3.1, Figure 2, needs
 /// `alloc`): a moved item's counts *leave* the primary (its `m_x` is
@@ -97,7 +118,20 @@ impl RecurringMinimum {
     }
 
     /// Adds the marker Bloom filter `B_f` of `bits` bits (extra memory, in
-    /// whole 512-bit blocks); 0 removes it.
+    /// whole 512-bit blocks); 0 removes it. With it, an item is
+    /// under-estimated only after a false positive of `B_f` (see the type's
+    /// docs), removals included:
+    ///
+    /// ```
+    /// use streambloom::spectral::{RecurringMinimum, Spectral};
+    /// let p = RecurringMinimum::new().with_marker(1 << 14);
+    /// let mut f = Spectral::<RecurringMinimum>::with_policy(p, 3000, 4, 1)?;
+    /// f.insert_n("a", 3);
+    /// f.remove("a");
+    /// f.insert("a");
+    /// assert!(f.estimate("a") >= 3);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
     #[must_use]
     pub fn with_marker(mut self, bits: usize) -> RecurringMinimum {
         self.marker_bits = bits;
@@ -139,6 +173,19 @@ impl RecurringMinimum {
         }
         let s = c.secondary_min(h).min;
         (s > 0).then_some(s)
+    }
+
+    /// Whether an insertion of `x` (hashed to `h`) goes to the secondary as
+    /// well as the primary (without Trapping): with `B_f`, whenever `B_f`
+    /// holds `x`, whatever its secondary counters (they may be 0 after `x`
+    /// was removed); without it, when [`Self::in_secondary`] finds it.
+    #[inline]
+    fn counted_in_secondary<W: Counter>(&self, c: &Ctx<'_, W>, h: u64) -> bool {
+        if self.has_marker() {
+            c.marked(h)
+        } else {
+            self.in_secondary(c, h).is_some()
+        }
     }
 
     #[cfg(feature = "alloc")]
@@ -209,11 +256,11 @@ impl Policy for RecurringMinimum {
     }
 
     fn insert<W: Counter>(&mut self, mut c: CtxMut<'_, W>, h: u64, r: u32) {
-        let moved = self.in_secondary(&c.shared(), h).is_some();
         let s = c.geo.secondary::<W>(h);
         #[cfg(feature = "alloc")]
-        {
+        if self.is_trapping() {
             let marker = self.has_marker();
+            let moved = self.in_secondary(&c.shared(), h).is_some();
             if let Some(traps) = self.traps.as_mut() {
                 if moved {
                     c.kernels.add_sat(&mut c.blocks[s.block], s.mask, r);
@@ -225,7 +272,7 @@ impl Policy for RecurringMinimum {
         }
         let p = c.geo.primary::<W>(h);
         c.kernels.add_sat(&mut c.blocks[p.block], p.mask, r);
-        if moved {
+        if self.counted_in_secondary(&c.shared(), h) {
             c.kernels.add_sat(&mut c.blocks[s.block], s.mask, r);
             return;
         }
@@ -247,6 +294,12 @@ impl Policy for RecurringMinimum {
             return c.primary_min(h).min;
         }
         let m = c.primary_min(h);
+        if self.has_marker() {
+            if c.marked(h) {
+                return m.min.min(c.secondary_min(h).min);
+            }
+            return m.min;
+        }
         if m.count >= 2 {
             return m.min;
         }
@@ -284,8 +337,13 @@ impl Removable for RecurringMinimum {
         }
         let p = c.geo.primary::<W>(h);
         c.kernels.sub_sat(&mut c.blocks[p.block], p.mask, r);
-        let single = c.kernels.min_count(&c.blocks[p.block], p.mask).count < 2;
-        if (single || self.has_marker()) && self.in_secondary(&c.shared(), h).is_some() {
+        let counted = if self.has_marker() {
+            c.shared().marked(h)
+        } else {
+            let single = c.kernels.min_count(&c.blocks[p.block], p.mask).count < 2;
+            single && self.in_secondary(&c.shared(), h).is_some()
+        };
+        if counted {
             c.kernels.sub_sat(&mut c.blocks[s.block], s.mask, r);
         }
     }

@@ -173,37 +173,54 @@ proptest! {
         run(rm_marker(), &a, &b);
     }
 
+    /// A sliding window against a deque of its items: no estimate below
+    /// the deque's count (for Minimum Selection and Recurring Minimum with
+    /// `B_f`), and once a window of fresh keys has pushed the old ones out,
+    /// an old key with a counter that no key in the window shares counts 0
+    /// (in a large filter, almost every old key).
     #[test]
     fn window_matches_a_deque(keys in proptest::collection::vec(0u16..60, 0..crate::scaled(500)), window in 1usize..80) {
-        fn run<P: Removable + Default>(keys: &[u16], window: usize) {
-            let f = Spectral::<P, W16>::new(1500, 4, 9).unwrap();
+        fn run<P: Removable>(p: P, counters: usize, one_sided: bool, keys: &[u16], window: usize) {
+            let f = Spectral::<P, W16>::with_policy(p, counters, 4, 9).unwrap();
             let mut w = SlidingWindow::new(f, window).unwrap();
             let mut q = VecDeque::new();
+            let count = |q: &VecDeque<u16>, k: u16| q.iter().filter(|&&x| x == k).count() as u32;
             for &k in keys {
                 w.insert(&k);
                 q.push_back(k);
                 if q.len() > window { q.pop_front(); }
+                if one_sided {
+                    assert!(w.estimate(&k) >= count(&q, k), "{} {k}", P::NAME);
+                }
             }
             assert_eq!(w.len(), q.len());
-            let mut m = HashMap::new();
-            for &k in &q { *m.entry(k).or_insert(0u32) += 1; }
+            if one_sided {
+                for k in 0u16..60 {
+                    assert!(w.estimate(&k) >= count(&q, k), "{} {k}", P::NAME);
+                }
+            }
+            let fresh: Vec<u32> = (0..window as u32).map(|i| 1000 + i).collect();
+            for k in &fresh { w.insert(k); }
+            let cells = |h: u64| {
+                let p = w.filter().geo.primary::<W16>(h);
+                let mut mask = p.mask;
+                core::iter::from_fn(move || mask.pop_lowest().map(|i| p.block * W16::CELLS + i))
+            };
+            let taken: std::collections::HashSet<usize> =
+                fresh.iter().flat_map(|k| cells(w.filter().hash(k))).collect();
             for k in 0u16..60 {
-                let n = m.get(&k).copied().unwrap_or(0);
-                assert!(w.estimate(&k) >= n, "{}", P::NAME);
+                let free = cells(w.filter().hash(&k)).any(|c| !taken.contains(&c));
+                assert!(!free || w.estimate(&k) == 0, "{} {k} left the window: {}", P::NAME, w.estimate(&k));
             }
-            // Inserting a window of fresh keys pushes every old item out:
-            // the old keys' counts drop.
-            for i in 0..window { w.insert(&(1000 + i)); }
-            for (k, &n) in &m {
-                let _ = n;
-                assert!(w.estimate(k) <= w.filter().estimate(k));
-            }
-            let old: u32 = m.keys().map(|k| w.estimate(k)).sum();
-            let before: u32 = m.values().sum();
-            assert!(old < before || before == 0, "{} {old} {before}", P::NAME);
         }
-        run::<MinimumSelection>(&keys, window);
-        run::<RecurringMinimum>(&keys, window);
+        // Crowded, medium and large; under Miri, which checks memory
+        // safety rather than numbers, only the crowded one.
+        let sizes: &[usize] = if cfg!(miri) { &[300] } else { &[300, 1500, 1 << 16] };
+        for &counters in sizes {
+            run(MinimumSelection, counters, true, &keys, window);
+            run(RecurringMinimum::new().with_marker(1 << 16), counters, true, &keys, window);
+            run(RecurringMinimum::new(), counters, false, &keys, window);
+        }
     }
 
     #[test]
@@ -270,7 +287,6 @@ fn minimal_increase_is_never_worse_than_minimum_selection() {
     let (mut worse, mut better) = (0, 0);
     for key in 0u32..400 {
         let (a, b) = (ms.estimate(&key), mi.estimate(&key));
-        assert!(b <= a);
         worse += u32::from(b > a);
         better += u32::from(b < a);
     }
@@ -278,56 +294,97 @@ fn minimal_increase_is_never_worse_than_minimum_selection() {
     assert!(better > 0, "the filter was crowded enough for MS to err");
 }
 
+/// Recurring Minimum given 1.5 times Minimum Selection's memory (3000
+/// primary + 1500 secondary counters against 3000: Table 2's "50 % more
+/// memory"): every insertion that leaves a single minimum moves the item to
+/// the secondary, whose smaller estimates make it exact more often than
+/// Minimum Selection. At equal memory it is not (see the README). Over 30
+/// seeds, a sign test: were the two equally good, RM would have fewer
+/// errors in about half the seeds where they differ; asserted is at least
+/// 3 standard deviations above that half (measured: 34 wins in 40 seeds).
 #[test]
 #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn recurring_minimum_moves_single_minima_and_is_tighter_than_ms() {
-    let mut ms = Spectral::<MinimumSelection, W16>::new(3000, 5, 3).unwrap();
-    let mut rm = Spectral::<RecurringMinimum, W16>::new(4500, 5, 3).unwrap();
-    assert_eq!(rm.counters(), 3008);
-    let mut x = 3u64;
-    let mut truth = HashMap::new();
-    for _ in 0..20_000 {
-        x = mix64(x);
-        let key = ((x % 400) * (x % 400) / 400) as u32;
-        *truth.entry(key).or_insert(0u32) += 1;
-        ms.insert(&key);
-        rm.insert(&key);
+    let (mut wins, mut differ, mut from_secondary) = (0u32, 0u32, 0usize);
+    for seed in 1..=30u64 {
+        let mut ms = Spectral::<MinimumSelection, W16>::new(3000, 5, seed).unwrap();
+        let mut rm = Spectral::<RecurringMinimum, W16>::new(4500, 5, seed).unwrap();
+        assert_eq!((ms.counters(), rm.counters()), (3008, 3008));
+        assert_eq!(rm.blocks().len(), ms.blocks().len() + 1504 / W16::CELLS);
+        let mut x = seed;
+        let mut truth = HashMap::new();
+        for _ in 0..20_000 {
+            x = mix64(x);
+            let key = ((x % 400) * (x % 400) / 400) as u32;
+            *truth.entry(key).or_insert(0u32) += 1;
+            ms.insert(&key);
+            rm.insert(&key);
+            let h = rm.hash(&key);
+            let single = rm.primary_minimum_hash(h).count < 2;
+            assert!(
+                !single || rm.ctx().secondary_min(h).min > 0,
+                "key {key} has a single minimum but was not moved"
+            );
+        }
+        let err = |f: &dyn Fn(&u32) -> u32| truth.iter().filter(|(k, &n)| f(k) != n).count();
+        let (e_ms, e_rm) = (err(&|k| ms.estimate(k)), err(&|k| rm.estimate(k)));
+        wins += u32::from(e_rm < e_ms);
+        differ += u32::from(e_rm != e_ms);
+        from_secondary += truth
+            .keys()
+            .filter(|k| rm.estimate(*k) < rm.primary_minimum_hash(rm.hash(*k)).min)
+            .count();
     }
-    let err = |f: &dyn Fn(&u32) -> u32| truth.iter().filter(|(k, &n)| f(k) != n).count();
-    let (e_ms, e_rm) = (err(&|k| ms.estimate(k)), err(&|k| rm.estimate(k)));
-    assert!(e_rm < e_ms, "RM {e_rm} errors vs MS {e_ms}");
+    let half = f64::from(differ) / 2.0;
+    let sd = (f64::from(differ) / 4.0).sqrt();
+    assert!(
+        f64::from(wins) > half + 3.0 * sd,
+        "RM fewer errors in {wins} of {differ} seeds"
+    );
+    assert!(from_secondary > 0, "no estimate came from the secondary");
 }
 
+/// Trapping with deletions: after 20 000 insertions, more than half the
+/// items are exact, and once every occurrence is removed at most a tenth
+/// of them keep a count. Per seed the fractions vary (100 seeds: left 0.068,
+/// standard deviation 0.014; exact 0.81, standard deviation 0.036), so the
+/// test pools 8 seeds: the claims then sit 6.6 and 24 standard errors from
+/// the measured means.
 #[test]
 #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn trapping_deletes_and_refuses_merges() {
     let p = RecurringMinimum::new().with_trapping();
     assert!(p.is_trapping() && !p.has_marker());
-    let mut f = Spectral::<RecurringMinimum, W32>::with_policy(p, 3000, 4, 8).unwrap();
-    let mut truth = HashMap::new();
-    let mut x = 5u64;
-    for _ in 0..20_000 {
-        x = mix64(x);
-        let key = ((x % 600) * (x % 600) / 600) as u32;
-        *truth.entry(key).or_insert(0u32) += 1;
-        f.insert(&key);
+    let (mut items, mut exact, mut left) = (0, 0, 0);
+    for seed in 1..=8u64 {
+        let mut f =
+            Spectral::<RecurringMinimum, W32>::with_policy(p.clone(), 3000, 4, seed).unwrap();
+        let mut truth = HashMap::new();
+        let mut x = seed;
+        for _ in 0..20_000 {
+            x = mix64(x);
+            let key = ((x % 600) * (x % 600) / 600) as u32;
+            *truth.entry(key).or_insert(0u32) += 1;
+            f.insert(&key);
+        }
+        items += truth.len();
+        exact += truth.iter().filter(|(k, &n)| f.estimate(*k) == n).count();
+        let other = f.clone();
+        assert_eq!(
+            f.union(&other),
+            Err(Error::Incompatible {
+                what: "policy (Trapping filters cannot be merged)"
+            })
+        );
+        for (k, &n) in &truth {
+            f.remove_n(k, n);
+        }
+        left += truth.keys().filter(|k| f.estimate(*k) > 0).count();
+        f.clear();
+        assert_eq!(f.estimate(&0u32), 0);
     }
-    let exact = truth.iter().filter(|(k, &n)| f.estimate(*k) == n).count();
-    assert!(exact * 2 > truth.len(), "{exact} of {}", truth.len());
-    let other = f.clone();
-    assert_eq!(
-        f.union(&other),
-        Err(Error::Incompatible {
-            what: "policy (Trapping filters cannot be merged)"
-        })
-    );
-    for (k, &n) in &truth {
-        f.remove_n(k, n);
-    }
-    let left = truth.keys().filter(|k| f.estimate(*k) > 0).count();
-    assert!(left * 10 < truth.len(), "{left} items still counted");
-    f.clear();
-    assert_eq!(f.estimate(&0u32), 0);
+    assert!(exact * 2 > items, "{exact} of {items} exact");
+    assert!(left * 10 < items, "{left} of {items} items still counted");
 }
 
 #[test]
@@ -345,28 +402,49 @@ fn saturation_and_over_removal_stop_at_the_bounds() {
     assert_eq!((f.estimate("b"), f.total()), (0, 0));
 }
 
+/// Lemma 3: the unbiased estimator's mean error is 0. Tolerances are 4
+/// standard errors of the mean, from the counters themselves: a key's
+/// estimate varies with the mean of its `k` counters (variance `V`, see
+/// [`mean_of_k_variance`]), so over `n` keys never inserted, placed
+/// independently, the mean has variance `V / n` (over 100 seeds with
+/// `n = 2000`: standard deviation 0.578 measured, 0.578 predicted). An inserted key's error is
+/// the other keys' counts on its counters; a pair of inserted keys sharing
+/// a counter errs in both, so by `(a + b)² ≤ 2a² + 2b²` the inserted keys'
+/// mean error has at most 4 times that variance (measured: 2.2 times).
 #[test]
 #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn unbiased_estimator_averages_to_the_truth() {
     let mut f = Spectral::<MinimumSelection, W32>::new(2000, 4, 6).unwrap();
+    let mut truth = HashMap::new();
     let mut x = 9u64;
     for _ in 0..40_000 {
         x = mix64(x);
+        *truth.entry(x % 2000).or_insert(0u32) += 1;
         f.insert(&(x % 2000));
     }
-    // Items 0..2000 were inserted about 20 times each; 2000..4000 never.
-    let mean = |r: core::ops::Range<u64>| {
-        let n = r.end - r.start;
-        r.map(|k| f.estimate_unbiased(&k)).sum::<f64>() / n as f64
-    };
-    let (seen, unseen) = (mean(0..2000), mean(2000..4000));
-    assert!((seen - 20.0).abs() < 1.5, "{seen}");
-    assert!(unseen.abs() < 1.5, "{unseen}");
-    let biased: f64 = (2000..4000u64)
+    // Keys 0..2000 were inserted about 20 times each; 2000..42000 never.
+    let (n, absent) = (2000u64, 40_000u64);
+    let error = |k: u64| f.estimate_unbiased(&k) - f64::from(truth.get(&k).copied().unwrap_or(0));
+    let seen = (0..n).map(error).sum::<f64>() / n as f64;
+    let unseen = (n..n + absent).map(error).sum::<f64>() / absent as f64;
+    let v = mean_of_k_variance(&f);
+    let (se_seen, se_unseen) = (2.0 * (v / n as f64).sqrt(), (v / absent as f64).sqrt());
+    assert!(
+        seen.abs() < 4.0 * se_seen,
+        "{seen} (standard error {se_seen})"
+    );
+    assert!(
+        unseen.abs() < 4.0 * se_unseen,
+        "{unseen} (standard error {se_unseen})"
+    );
+    let biased: f64 = (n..n + absent)
         .map(|k| f64::from(f.estimate(&k)))
         .sum::<f64>()
-        / 2000.0;
-    assert!(biased > unseen + 5.0);
+        / absent as f64;
+    assert!(
+        biased > unseen + 4.0 * se_unseen,
+        "Minimum Selection's {biased}"
+    );
 }
 
 #[test]
@@ -475,4 +553,252 @@ fn merges_refuse_mismatched_filters() {
         r.union(&marked),
         Err(Error::Incompatible { what: "sizes or k" })
     );
+}
+
+/// The issue's reproduction: `b` is moved, removed (its secondary counters
+/// emptied), inserted again while its primary minimum recurs, then `a`'s
+/// return raises those counters. `b` stays marked in `B_f`, so its
+/// re-insertions must reach its secondary counters too.
+#[test]
+fn recurring_minimum_with_marker_counts_reinsertions_after_a_removal() -> Result<()> {
+    let h = |r: u64| r.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let (a, b, c, d) = (h(10), h(4), h(1), h(9));
+    let p = RecurringMinimum::new().with_marker(1 << 20);
+    let mut f = Spectral::<RecurringMinimum, W32>::with_policy(p, 48, 2, 0)?;
+    for x in [a, b, c, d] {
+        f.insert_hash(x);
+    }
+    f.remove_hash(b);
+    f.remove_hash(a);
+    f.insert_hash(b);
+    f.insert_hash(b);
+    f.insert_hash(a);
+    assert!(f.estimate_hash(b) >= 2, "{}", f.estimate_hash(b));
+    assert!(f.estimate_hash(a) >= 1, "{}", f.estimate_hash(a));
+    Ok(())
+}
+
+/// What [`audit_marker`] saw.
+#[derive(Debug, Default)]
+struct Audit {
+    /// Estimates checked (after each operation, of its key; at the end, of
+    /// every key).
+    checked: usize,
+    /// Checked estimates below the true count.
+    under: usize,
+    /// Keys found in `B_f` without having moved, after occurrences of them
+    /// were inserted: the false positives of `B_f` that can cause an
+    /// under-count.
+    late: usize,
+    /// Removals of keys marked in `B_f` (the case the issue is about).
+    marked_removals: usize,
+}
+
+/// The secondary counters of `key`, as indices into the whole filter.
+fn secondary_cells<W: Counter>(f: &Spectral<RecurringMinimum, W>, key: u64) -> Vec<usize> {
+    let s = f.geo.secondary::<W>(f.hash(&key));
+    let mut mask = s.mask;
+    core::iter::from_fn(|| mask.pop_lowest().map(|i| s.block * W::CELLS + i)).collect()
+}
+
+/// What the audit knows of `B_f` beside the filter.
+#[derive(Default)]
+struct Marks {
+    /// Whether `B_f` held the key after its last operation.
+    after_last: HashMap<u64, bool>,
+    late: std::collections::HashSet<u64>,
+    late_cells: std::collections::HashSet<usize>,
+}
+
+impl Marks {
+    /// Notes `key`, holding `n` occurrences, as marked late if `B_f` holds
+    /// it now but did not after its last operation; says whether it holds
+    /// it.
+    fn observe<W: Counter>(
+        &mut self,
+        f: &Spectral<RecurringMinimum, W>,
+        key: u64,
+        n: u32,
+        audit: &mut Audit,
+    ) -> bool {
+        let now = f.ctx().marked(f.hash(&key));
+        let before = self.after_last.insert(key, now).unwrap_or(false);
+        if now && !before && n > 0 && self.late.insert(key) {
+            audit.late += 1;
+            self.late_cells.extend(secondary_cells(f, key));
+        }
+        now
+    }
+
+    /// Checks the estimate of `key` against its true count `n`.
+    fn check<W: Counter>(
+        &self,
+        f: &Spectral<RecurringMinimum, W>,
+        key: u64,
+        n: u32,
+        audit: &mut Audit,
+    ) {
+        audit.checked += 1;
+        let e = f.estimate(&key);
+        if e < n {
+            audit.under += 1;
+            let explained = self.late.contains(&key)
+                || secondary_cells(f, key)
+                    .iter()
+                    .any(|c| self.late_cells.contains(c));
+            assert!(
+                explained,
+                "key {key}: {e} < {n}, and no false positive of B_f explains it"
+            );
+        }
+    }
+}
+
+/// Replays `ops` (key, `r`, remove?) on Recurring Minimum with a marker of
+/// `marker` bits, removing at most what the model holds, and checks the
+/// documented guarantee after every operation (for its key) and at the end
+/// (for every key): an estimate below the true count only for a key that
+/// `B_f` marked late (see [`Audit::late`]) or one sharing a secondary
+/// counter with such a key.
+fn audit_marker<W: Counter>(
+    marker: usize,
+    counters: usize,
+    k: u32,
+    ops: impl IntoIterator<Item = (u64, u32, bool)>,
+) -> Audit {
+    let p = RecurringMinimum::new().with_marker(marker);
+    let mut f = Spectral::<RecurringMinimum, W>::with_policy(p, counters, k, 17).unwrap();
+    let mut model: HashMap<u64, u32> = HashMap::new();
+    let mut marks = Marks::default();
+    let mut audit = Audit::default();
+    for (key, r, remove) in ops {
+        let n = model.get(&key).copied().unwrap_or(0);
+        let marked = marks.observe(&f, key, n, &mut audit);
+        let n = if remove {
+            let r = r.min(n);
+            f.remove_n(&key, r);
+            audit.marked_removals += usize::from(marked && r > 0);
+            n - r
+        } else {
+            f.insert_n(&key, r);
+            n + r
+        };
+        model.insert(key, n);
+        marks.after_last.insert(key, f.ctx().marked(f.hash(&key)));
+        marks.check(&f, key, n, &mut audit);
+    }
+    for (&key, &n) in &model {
+        marks.observe(&f, key, n, &mut audit);
+    }
+    for (&key, &n) in &model {
+        marks.check(&f, key, n, &mut audit);
+    }
+    assert_eq!(
+        f.total(),
+        model.values().map(|&v| u64::from(v)).sum::<u64>()
+    );
+    audit
+}
+
+/// A stream of insertions and removals, `(key, r, remove?)`, over a small
+/// key space: keys leave and come back while their minima change.
+fn ops_with_removals() -> impl Strategy<Value = Vec<(u64, u32, bool)>> {
+    proptest::collection::vec(
+        (0u64..40, 1u32..3, proptest::bool::weighted(0.45)),
+        0..crate::scaled(400),
+    )
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// With a marker too large for false positives, Recurring Minimum never
+    /// under-estimates, whatever the removals and re-insertions; with the
+    /// paper's marker of `m` bits, every under-estimate is one the docs
+    /// allow (a late false positive of `B_f`).
+    #[test]
+    fn recurring_minimum_with_marker_survives_removals(
+        ops in ops_with_removals(),
+        counters in 48usize..600,
+        k in 2u32..6,
+    ) {
+        let big = audit_marker::<W16>(1 << 16, counters, k, ops.iter().copied());
+        prop_assert_eq!((big.late, big.under), (0, 0), "{:?}", big);
+        audit_marker::<W16>(counters, counters, k, ops.iter().copied());
+        audit_marker::<W32>(counters, counters, k, ops.iter().copied());
+    }
+}
+
+/// `len` draws from a Zipf distribution of skew 0.5 over `values` values,
+/// from a fixed `seed` (Table 1's data).
+fn zipf(values: usize, len: usize, seed: u64) -> Vec<u64> {
+    let cdf: Vec<f64> = (1..=values)
+        .scan(0.0, |sum, i| {
+            *sum += 1.0 / (i as f64).sqrt();
+            Some(*sum)
+        })
+        .collect();
+    let total = cdf[values - 1];
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x = mix64(x);
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64 * total;
+            cdf.partition_point(|&c| c <= u).min(values - 1) as u64
+        })
+        .collect()
+}
+
+/// Table 1's setting (k = 5, 1000 distinct values of skew 0.5, γ = 0.7,
+/// `m_s = m/2`) with the paper's `B_f` of `m` bits, over a sliding window
+/// of 2000 items, so items are removed and inserted again many times:
+/// records how often the estimate falls below the window's count, and
+/// checks every such case is one the docs allow (a late false positive of
+/// `B_f`; see [`audit_marker`]).
+#[test]
+#[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
+fn recurring_minimum_with_the_papers_marker_under_counts_only_after_its_false_positives() {
+    let m = (1000.0 * 5.0 / 0.7) as usize;
+    for seed in 1..=8 {
+        let stream = zipf(1000, 30_000, seed);
+        let window = 2000;
+        let ops = stream.iter().enumerate().flat_map(|(i, &key)| {
+            let old = i.checked_sub(window).map(|j| (stream[j], 1, true));
+            old.into_iter().chain([(key, 1, false)])
+        });
+        let a = audit_marker::<W16>(m, m + m / 2, 5, ops);
+        std::eprintln!(
+            "seed {seed}: {} of {} estimates under the count ({:.2e}), {} keys marked late, {} removals of marked keys",
+            a.under,
+            a.checked,
+            a.under as f64 / a.checked as f64,
+            a.late,
+            a.marked_removals
+        );
+        assert!(a.marked_removals > 1000, "{a:?}");
+    }
+}
+
+/// The variance, over a key's random placement, of the mean of its `k`
+/// primary counters: `k` distinct counters of a random block, so the
+/// variance between block means plus the mean within-block variance of a
+/// sample of `k` out of `W32::CELLS` drawn without replacement.
+fn mean_of_k_variance<P: Policy>(f: &Spectral<P, W32>) -> f64 {
+    let c = W32::CELLS as f64;
+    let k = f64::from(f.k());
+    let blocks = f.counters() / W32::CELLS;
+    let (mut sum_mu, mut sum_mu2, mut within) = (0.0, 0.0, 0.0);
+    for b in 0..blocks {
+        let cells: Vec<f64> = (0..W32::CELLS)
+            .map(|i| f64::from(f.cells.get(b * W32::CELLS + i).unwrap()))
+            .collect();
+        let mu = cells.iter().sum::<f64>() / c;
+        let var = cells.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / c;
+        sum_mu += mu;
+        sum_mu2 += mu * mu;
+        within += var / k * (c - k) / (c - 1.0);
+    }
+    let n = blocks as f64;
+    let mean_mu = sum_mu / n;
+    (sum_mu2 / n - mean_mu * mean_mu) + within / n
 }

@@ -23,7 +23,9 @@ use core::hash::{BuildHasher, Hash};
 /// let w = SlidingWindow::new(f, 100);
 /// ```
 ///
-/// The estimates keep the policy's guarantees for the items in the window.
+/// The estimates keep the policy's guarantees for the items in the window
+/// (for [`RecurringMinimum`](super::RecurringMinimum) with its marker `B_f`,
+/// no under-estimate without a false positive of `B_f`).
 ///
 /// ```
 /// use streambloom::spectral::{MinimumSelection, SlidingWindow, Spectral};
