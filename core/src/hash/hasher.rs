@@ -213,7 +213,7 @@ mod tests {
     /// among 64 by multiply-shift) are uniform: chi-square with 63 degrees
     /// of freedom under mean + 5 sd (63 + 5·√126 ≈ 119).
     fn assert_uniform(h: &impl BuildHasher) {
-        let n = crate::scaled(64_000) as u32;
+        let n = 64_000u32;
         let mut ones = [0u32; 64];
         let mut top = [0u32; 64];
         for x in sample(h, n) {
