@@ -1,7 +1,7 @@
 //! Hashing keys and placing them in blocks.
 //!
 //! A key is hashed once to 64 bits with a [`BuildHasher`] the filter owns
-//! (ahash by default). **Blocked hashing** then turns that one hash into one
+//! ([`DefaultHasher`]). **Blocked hashing** then turns that one hash into one
 //! block and `k` cells inside it, so an item costs one cache line whatever
 //! `k` is:
 //!
@@ -16,44 +16,21 @@
 //! Every keyed operation of every filter has a `*_hash(u64)` form taking
 //! this 64-bit hash directly, for callers who already hold one.
 //!
-//! **Seeds.** ahash's output depends on its seeds; seeds an attacker can
-//! guess let them craft keys that all land in one block (HashDoS), so a
-//! filter exposed to untrusted keys should use secret random seeds
-//! ([`random_hasher`] with `std`). ahash's output also changes with the CPU
-//! (AES or not) and crate version: it is for filters that live in one
-//! process, not for filters written to bytes and read elsewhere.
+//! **Seeds.** A hash depends on its seeds; seeds an attacker can guess let
+//! them craft keys that all land in one block (HashDoS), so a filter exposed
+//! to untrusted keys should use secret random seeds ([`random_hasher`] with
+//! `std`). [`DefaultHasher`]'s output also changes with the features (ahash
+//! with `alloc`, foldhash without), the CPU and crate versions: it is for
+//! filters that live in one process, not for filters written to bytes and
+//! read elsewhere.
 
 use core::hash::{BuildHasher, Hash};
 use streambloom_kernels::{Mask, Width};
 
-/// The default hasher: ahash's `RandomState`.
-pub type DefaultHasher = ahash::RandomState;
-
-/// An ahash hasher whose seeds are all derived from `seed` (SplitMix64), so a
-/// filter built twice with one seed hashes identically in one build.
-///
-/// ```
-/// use core::hash::BuildHasher;
-/// let a = streambloom::hash::seeded_hasher(42);
-/// let b = streambloom::hash::seeded_hasher(42);
-/// assert_eq!(a.hash_one("x"), b.hash_one("x"));
-/// ```
-pub fn seeded_hasher(seed: u64) -> DefaultHasher {
-    let mut s = seed;
-    let mut next = || {
-        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix64(s)
-    };
-    ahash::RandomState::with_seeds(next(), next(), next(), next())
-}
-
-/// An ahash hasher with random seeds from the operating system: the choice
-/// for filters that see keys chosen by others (see the module docs on
-/// HashDoS).
+mod hasher;
 #[cfg(feature = "std")]
-pub fn random_hasher() -> DefaultHasher {
-    ahash::RandomState::new()
-}
+pub use hasher::random_hasher;
+pub use hasher::{seeded_hasher, DefaultHasher, KeyHasher};
 
 /// Hashes `key` to the 64 bits every `*_hash` method takes.
 #[inline]

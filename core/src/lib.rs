@@ -1,8 +1,10 @@
 //! streambloom: Bloom filters for unbounded streams, `no_std`, on
 //! cache-line-blocked cells with SIMD kernels chosen at run time.
 //!
-//! Features: `alloc` (owned storage, windows), `std` (default: `alloc`,
-//! random seeds).
+//! Features: `alloc` (owned storage, windows; ahash as the default
+//! hasher), `std` (default: `alloc`, random seeds). Without them nothing
+//! needs an allocator: filters live in caller-provided blocks and
+//! [`hash::DefaultHasher`] is foldhash.
 #![no_std]
 #![forbid(unsafe_code)]
 
