@@ -115,17 +115,23 @@ impl ClassicParams {
     /// Computed numerically over the loads within 12 standard deviations of
     /// the mean (1 when all of those saturate a block).
     ///
+    /// Defined for any parameters: `bits` of 0 count as one block, a `k`
+    /// above 512 as 512 (the most distinct bits a block has, as
+    /// [`hash::cells_of`] caps it), and `k = 0` gives 1 (an item with no
+    /// bits is found in any filter).
+    ///
     /// ```
     /// use streambloom::classic::ClassicParams;
     /// let p = ClassicParams { bits: 1 << 20, k: 7 };
     /// assert!(p.predicted_fpr(100_000) > p.unblocked_fpr(100_000));
     /// ```
     pub fn predicted_fpr(&self, n: u64) -> f64 {
-        blocked_fpr(self.bits.div_ceil(B).max(1), self.k, n as f64)
+        blocked_fpr(self.bits.div_ceil(B).max(1), self.k_capped(), n as f64)
     }
 
     /// The textbook rate of an unblocked filter of the same (block-rounded)
-    /// size: `(1 - e^(-kn/m))^k`.
+    /// size: `(1 - e^(-kn/m))^k`. Defined for any parameters, as
+    /// [`predicted_fpr`](Self::predicted_fpr) is.
     ///
     /// ```
     /// use streambloom::classic::ClassicParams;
@@ -133,21 +139,34 @@ impl ClassicParams {
     /// assert!((p.unblocked_fpr(1000) - 0.01).abs() < 1e-3);
     /// ```
     pub fn unblocked_fpr(&self, n: u64) -> f64 {
-        let m = (self.bits.div_ceil(B).max(1) * B) as f64;
-        let k = f64::from(self.k);
+        // In floating point: the block-rounded bit count can pass `usize`.
+        let m = self.bits.div_ceil(B).max(1) as f64 * B as f64;
+        let k = f64::from(self.k_capped());
         libm::pow(-libm::expm1(-k * n as f64 / m), k)
+    }
+
+    /// `k`, capped at the bits of a block as placement caps it.
+    fn k_capped(&self) -> u32 {
+        self.k.min(B as u32)
     }
 }
 
-/// The per-block false-positive rate of a block holding `i` items.
+/// The per-block false-positive rate of a block holding `i` items, for
+/// `k <= B`. (`pow` rather than `exp(i · log1p(-k/B))`: with `k = B` that
+/// is `0 · -∞`, NaN, for an empty block.)
 fn block_fpr(i: f64, k: u32) -> f64 {
-    let clear = libm::exp(i * libm::log1p(-f64::from(k) / B as f64));
+    let clear = libm::pow(1.0 - f64::from(k) / B as f64, i);
     libm::pow(1.0 - clear, f64::from(k))
 }
 
 /// The Poisson mixture of [`ClassicParams::predicted_fpr`]: `E[f_b]` over
 /// block loads.
 fn blocked_fpr(blocks: usize, k: u32, n: f64) -> f64 {
+    // With no bits, every query is a hit (and the early exit below, which
+    // bounds the sum's work, would never fire).
+    if k == 0 {
+        return 1.0;
+    }
     let lambda = n / blocks as f64;
     // Past this load every block the sum visits has fewer than `e^-40` of
     // its bits clear, so the rate is 1 to double precision; stopping here
@@ -206,7 +225,7 @@ fn blocks_for(bits: usize, k: u32) -> Result<usize> {
     if k as usize > B {
         return Err(Error::param("k", "must be at most the bits of a block"));
     }
-    store::blocks_for::<W1>(bits).map_err(|_| Error::param("bits", "must be at least 1"))
+    store::blocks_named::<W1>(bits, "bits")
 }
 
 #[cfg(feature = "alloc")]
@@ -240,7 +259,7 @@ impl<H: BuildHasher> Classic<alloc::vec::Vec<Block>, H> {
     /// ```
     pub fn with_hasher(bits: usize, k: u32, hasher: H) -> Result<Self> {
         let blocks = blocks_for(bits, k)?;
-        Self::with_storage(bits, k, store::zeroed(blocks), hasher)
+        Self::with_storage(bits, k, store::zeroed(blocks)?, hasher)
     }
 }
 
@@ -616,6 +635,51 @@ mod tests {
             k: 7,
         };
         assert!((q.unblocked_fpr(51_200) - 0.008_19).abs() < 1e-5);
+    }
+
+    /// The formulas return a rate in `[0, 1]` on any parameters: no
+    /// overflow, NaN or endless sum.
+    #[test]
+    fn formulas_on_any_parameters() {
+        let huge = ClassicParams {
+            bits: usize::MAX,
+            k: 7,
+        };
+        assert_eq!(huge.unblocked_fpr(0), 0.0);
+        assert_eq!(huge.predicted_fpr(0), 0.0);
+        // With k = 512 a block is a false positive for every query once it
+        // holds an item, for none while empty (Poisson probability e^-λ).
+        let full = Classic::new(512, 512, 1).unwrap();
+        assert_eq!(full.predicted_fpr(0), 0.0);
+        assert!((full.predicted_fpr(1) - (1.0 - libm::exp(-1.0))).abs() < 1e-12);
+        assert_eq!(full.unblocked_fpr(0), 0.0);
+        let none = ClassicParams { bits: 512, k: 0 };
+        assert_eq!(none.predicted_fpr(u64::MAX), 1.0);
+        assert_eq!(none.unblocked_fpr(u64::MAX), 1.0);
+        let above = ClassicParams { bits: 512, k: 1000 };
+        let capped = ClassicParams { bits: 512, k: 512 };
+        assert_eq!(above.predicted_fpr(3), capped.predicted_fpr(3));
+        assert_eq!(above.unblocked_fpr(3), capped.unblocked_fpr(3));
+        for bits in [0, 1, 512, 1 << 20, usize::MAX] {
+            for k in [0, 1, 7, 512, u32::MAX] {
+                for n in [0, 1, 1000, 1 << 40, u64::MAX] {
+                    let p = ClassicParams { bits, k };
+                    for r in [p.predicted_fpr(n), p.unblocked_fpr(n)] {
+                        assert!((0.0..=1.0).contains(&r), "{p:?} n {n}: {r}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri does not model a failing allocator")]
+    fn a_filter_too_large_for_memory_is_an_error() {
+        // 2^55 blocks, 2^61 bytes: addressable, but no machine has them.
+        assert_eq!(
+            Classic::new(usize::MAX, 7, 1).unwrap_err(),
+            Error::Allocation { bytes: 1 << 61 }
+        );
     }
 
     /// Blocked FPR measured against the unblocked formula at equal memory.

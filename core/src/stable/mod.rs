@@ -143,7 +143,7 @@ impl<W: Width> StableBloom<W> {
         let blocks = params.blocks::<W>()?;
         Self::with_storage(
             params,
-            crate::store::zeroed(blocks),
+            crate::store::zeroed(blocks)?,
             hash::seeded_hasher(seed),
             hash::mix64(seed ^ RNG_DOMAIN),
         )
@@ -168,7 +168,7 @@ impl<W: Width> StableBloom<W> {
         let seed = hash::random_hasher().hash_one(RNG_DOMAIN);
         Self::with_storage(
             params,
-            crate::store::zeroed(blocks),
+            crate::store::zeroed(blocks)?,
             hash::random_hasher(),
             seed,
         )
