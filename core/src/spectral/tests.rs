@@ -281,20 +281,26 @@ fn minimal_increase_is_never_worse_than_minimum_selection() {
 #[test]
 #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn recurring_minimum_moves_single_minima_and_is_tighter_than_ms() {
-    let mut ms = Spectral::<MinimumSelection, W16>::new(3000, 5, 3).unwrap();
-    let mut rm = Spectral::<RecurringMinimum, W16>::new(4500, 5, 3).unwrap();
-    assert_eq!(rm.counters(), 3008);
-    let mut x = 3u64;
-    let mut truth = HashMap::new();
-    for _ in 0..20_000 {
-        x = mix64(x);
-        let key = ((x % 400) * (x % 400) / 400) as u32;
-        *truth.entry(key).or_insert(0u32) += 1;
-        ms.insert(&key);
-        rm.insert(&key);
+    // One filter errs on a handful of its 300 keys, too few to compare the
+    // policies on one seed: sum the errors over eight.
+    let (mut e_ms, mut e_rm) = (0, 0);
+    for seed in 0..8u64 {
+        let mut ms = Spectral::<MinimumSelection, W16>::new(3000, 5, seed).unwrap();
+        let mut rm = Spectral::<RecurringMinimum, W16>::new(4500, 5, seed).unwrap();
+        assert_eq!(rm.counters(), 3008);
+        let mut x = 3u64 + seed;
+        let mut truth = HashMap::new();
+        for _ in 0..20_000 {
+            x = mix64(x);
+            let key = ((x % 400) * (x % 400) / 400) as u32;
+            *truth.entry(key).or_insert(0u32) += 1;
+            ms.insert(&key);
+            rm.insert(&key);
+        }
+        let err = |f: &dyn Fn(&u32) -> u32| truth.iter().filter(|(k, &n)| f(k) != n).count();
+        e_ms += err(&|k| ms.estimate(k));
+        e_rm += err(&|k| rm.estimate(k));
     }
-    let err = |f: &dyn Fn(&u32) -> u32| truth.iter().filter(|(k, &n)| f(k) != n).count();
-    let (e_ms, e_rm) = (err(&|k| ms.estimate(k)), err(&|k| rm.estimate(k)));
     assert!(e_rm < e_ms, "RM {e_rm} errors vs MS {e_ms}");
 }
 
