@@ -274,6 +274,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// use streambloom::{hash, Block};
     /// let mut buf = [Block::ZERO; 2];
     /// let mut f = Classic::with_storage(1024, 5, &mut buf[..], hash::seeded_hasher(3)).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_hash(42);
     /// assert!(f.contains_hash(42));
     /// let mut small = [Block::ZERO; 1];
@@ -302,11 +303,14 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         self.insert_hash(hash::hash_key(&self.hasher, key));
     }
 
-    /// [`insert`](Self::insert) for a key already hashed to `h`.
+    /// [`insert`](Self::insert) for a key already hashed to `h`: any `u64`
+    /// (a 64-bit hash, an id, a 32-bit hash), as placement remixes it
+    /// ([`hash::probe`]); distinct keys need distinct values.
     ///
     /// ```
     /// # use streambloom::classic::Classic;
     /// let mut f = Classic::new(4096, 5, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_hash(12);
     /// assert!(f.contains_hash(12));
     /// ```
@@ -331,11 +335,13 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         self.contains_hash(hash::hash_key(&self.hasher, key))
     }
 
-    /// [`contains`](Self::contains) for a key already hashed to `h`.
+    /// [`contains`](Self::contains) for a key already hashed to `h` (any
+    /// `u64`, as for [`insert_hash`](Self::insert_hash)).
     ///
     /// ```
     /// # use streambloom::classic::Classic;
     /// let f = Classic::new(4096, 5, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// assert!(!f.contains_hash(1));
     /// ```
     #[inline]
@@ -412,6 +418,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     /// # use streambloom::classic::Classic;
     /// let mut f = Classic::new(512, 4, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_hash(9);
     /// assert_eq!(f.fill_ratio(), 4.0 / 512.0);
     /// ```
@@ -606,7 +613,8 @@ mod tests {
             }
             u64::from(h)
         }
-        let families: [(&str, fn(u64) -> u64); 4] = [
+        type Family = (&'static str, fn(u64) -> u64);
+        let families: [Family; 4] = [
             ("sequential ids", |i| i),
             ("FNV-1a 32-bit hashes", fnv32),
             ("32-bit hashes in the high half", |i| fnv32(i) << 32),

@@ -32,9 +32,12 @@ fn fnv32(id: u64) -> u64 {
     u64::from(h)
 }
 
-/// The families fed to the filters, by name, each turning an id into the
-/// `u64` handed to the `*_hash` forms.
-const FAMILIES: [(&str, fn(u64) -> u64); 3] = [
+/// A family of inputs: its name, and what it turns id `i` into.
+type Family = (&'static str, fn(u64) -> u64);
+
+/// The families fed to the filters, each turning an id into the `u64`
+/// handed to the `*_hash` forms.
+const FAMILIES: [Family; 3] = [
     ("sequential ids", |i| i),
     ("FNV-1a 32-bit hashes", fnv32),
     ("32-bit hashes in the high half", |i| fnv32(i) << 32),

@@ -468,6 +468,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// ```
     /// use streambloom::spectral::{MinimumSelection, Spectral};
     /// let mut f = Spectral::<MinimumSelection>::new(4096, 4, 9)?;
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_batch_hash(&[1, 2, 1]);
     /// let mut counts = [0; 2];
     /// f.estimate_batch_hash(&[1, 2], &mut counts)?;
