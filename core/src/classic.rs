@@ -174,7 +174,8 @@ fn blocked_fpr(blocks: usize, k: u32, n: f64) -> f64 {
     if (lambda - 12.0 * libm::sqrt(lambda) - 12.0) * f64::from(k) / B as f64 >= 40.0 {
         return 1.0;
     }
-    poisson_mixture(lambda, |i| block_fpr(i, k))
+    // The Poisson weights' rounding can carry the sum an ulp past 1.
+    poisson_mixture(lambda, |i| block_fpr(i, k)).min(1.0)
 }
 
 /// `Σ_i Pois(i; λ) g(i)` over `i` within 12 standard deviations of `λ`
@@ -708,6 +709,13 @@ mod tests {
         let none = ClassicParams { bits: 512, k: 0 };
         assert_eq!(none.predicted_fpr(u64::MAX), 1.0);
         assert_eq!(none.unblocked_fpr(u64::MAX), 1.0);
+        // Found by the fuzzer: the mixture's rounding passed 1 (k capped
+        // at 512, a load of about 73 items a block).
+        let p = ClassicParams {
+            bits: 1_513_209_474_796_486_655,
+            k: 117_440_513,
+        };
+        assert!(p.predicted_fpr(216_172_782_113_849_343) <= 1.0);
         let above = ClassicParams { bits: 512, k: 1000 };
         let capped = ClassicParams { bits: 512, k: 512 };
         assert_eq!(above.predicted_fpr(3), capped.predicted_fpr(3));
