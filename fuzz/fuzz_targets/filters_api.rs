@@ -193,10 +193,12 @@ fn classic(i: &Input) {
     assert!(model.iter().all(|x| f.contains(x)));
 }
 
-/// Whether `p` is valid for width `W` (the documented rules).
+/// Whether `p` is valid for width `W` (the documented rules, and at most
+/// `isize::MAX` bytes).
 fn stable_valid<W: Width>(p: &StableParams) -> bool {
     let m = p.cells.div_ceil(W::CELLS).checked_mul(W::CELLS);
-    (1..=W::BITS).contains(&p.bits)
+    !past_isize(p.cells.div_ceil(W::CELLS))
+        && (1..=W::BITS).contains(&p.bits)
         && (1..=W::CELLS as u32).contains(&p.k)
         && p.cells >= 1
         && m.is_some_and(|m| (1..=m).contains(&p.p))
