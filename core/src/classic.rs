@@ -693,6 +693,7 @@ mod tests {
     /// The formulas return a rate in `[0, 1]` on any parameters: no
     /// overflow, NaN or endless sum.
     #[test]
+    #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
     fn formulas_on_any_parameters() {
         let huge = ClassicParams {
             bits: usize::MAX,
