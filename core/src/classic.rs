@@ -115,17 +115,23 @@ impl ClassicParams {
     /// Computed numerically over the loads within 12 standard deviations of
     /// the mean (1 when all of those saturate a block).
     ///
+    /// Defined for any parameters: `bits` of 0 count as one block, a `k`
+    /// above 512 as 512 (the most distinct bits a block has, as
+    /// [`hash::cells_of`] caps it), and `k = 0` gives 1 (an item with no
+    /// bits is found in any filter).
+    ///
     /// ```
     /// use streambloom::classic::ClassicParams;
     /// let p = ClassicParams { bits: 1 << 20, k: 7 };
     /// assert!(p.predicted_fpr(100_000) > p.unblocked_fpr(100_000));
     /// ```
     pub fn predicted_fpr(&self, n: u64) -> f64 {
-        blocked_fpr(self.bits.div_ceil(B).max(1), self.k, n as f64)
+        blocked_fpr(self.bits.div_ceil(B).max(1), self.k_capped(), n as f64)
     }
 
     /// The textbook rate of an unblocked filter of the same (block-rounded)
-    /// size: `(1 - e^(-kn/m))^k`.
+    /// size: `(1 - e^(-kn/m))^k`. Defined for any parameters, as
+    /// [`predicted_fpr`](Self::predicted_fpr) is.
     ///
     /// ```
     /// use streambloom::classic::ClassicParams;
@@ -133,21 +139,34 @@ impl ClassicParams {
     /// assert!((p.unblocked_fpr(1000) - 0.01).abs() < 1e-3);
     /// ```
     pub fn unblocked_fpr(&self, n: u64) -> f64 {
-        let m = (self.bits.div_ceil(B).max(1) * B) as f64;
-        let k = f64::from(self.k);
+        // In floating point: the block-rounded bit count can pass `usize`.
+        let m = self.bits.div_ceil(B).max(1) as f64 * B as f64;
+        let k = f64::from(self.k_capped());
         libm::pow(-libm::expm1(-k * n as f64 / m), k)
+    }
+
+    /// `k`, capped at the bits of a block as placement caps it.
+    fn k_capped(&self) -> u32 {
+        self.k.min(B as u32)
     }
 }
 
-/// The per-block false-positive rate of a block holding `i` items.
+/// The per-block false-positive rate of a block holding `i` items, for
+/// `k <= B`. (`pow` rather than `exp(i · log1p(-k/B))`: with `k = B` that
+/// is `0 · -∞`, NaN, for an empty block.)
 fn block_fpr(i: f64, k: u32) -> f64 {
-    let clear = libm::exp(i * libm::log1p(-f64::from(k) / B as f64));
+    let clear = libm::pow(1.0 - f64::from(k) / B as f64, i);
     libm::pow(1.0 - clear, f64::from(k))
 }
 
 /// The Poisson mixture of [`ClassicParams::predicted_fpr`]: `E[f_b]` over
 /// block loads.
 fn blocked_fpr(blocks: usize, k: u32, n: f64) -> f64 {
+    // With no bits, every query is a hit (and the early exit below, which
+    // bounds the sum's work, would never fire).
+    if k == 0 {
+        return 1.0;
+    }
     let lambda = n / blocks as f64;
     // Past this load every block the sum visits has fewer than `e^-40` of
     // its bits clear, so the rate is 1 to double precision; stopping here
@@ -155,7 +174,8 @@ fn blocked_fpr(blocks: usize, k: u32, n: f64) -> f64 {
     if (lambda - 12.0 * libm::sqrt(lambda) - 12.0) * f64::from(k) / B as f64 >= 40.0 {
         return 1.0;
     }
-    poisson_mixture(lambda, |i| block_fpr(i, k))
+    // The Poisson weights' rounding can carry the sum an ulp past 1.
+    poisson_mixture(lambda, |i| block_fpr(i, k)).min(1.0)
 }
 
 /// `Σ_i Pois(i; λ) g(i)` over `i` within 12 standard deviations of `λ`
@@ -206,7 +226,7 @@ fn blocks_for(bits: usize, k: u32) -> Result<usize> {
     if k as usize > B {
         return Err(Error::param("k", "must be at most the bits of a block"));
     }
-    store::blocks_for::<W1>(bits).map_err(|_| Error::param("bits", "must be at least 1"))
+    store::blocks_named::<W1>(bits, "bits")
 }
 
 #[cfg(feature = "alloc")]
@@ -240,7 +260,7 @@ impl<H: BuildHasher> Classic<alloc::vec::Vec<Block>, H> {
     /// ```
     pub fn with_hasher(bits: usize, k: u32, hasher: H) -> Result<Self> {
         let blocks = blocks_for(bits, k)?;
-        Self::with_storage(bits, k, store::zeroed(blocks), hasher)
+        Self::with_storage(bits, k, store::zeroed(blocks)?, hasher)
     }
 }
 
@@ -255,6 +275,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// use streambloom::{hash, Block};
     /// let mut buf = [Block::ZERO; 2];
     /// let mut f = Classic::with_storage(1024, 5, &mut buf[..], hash::seeded_hasher(3)).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_hash(42);
     /// assert!(f.contains_hash(42));
     /// let mut small = [Block::ZERO; 1];
@@ -283,11 +304,14 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         self.insert_hash(hash::hash_key(&self.hasher, key));
     }
 
-    /// [`insert`](Self::insert) for a key already hashed to `h`.
+    /// [`insert`](Self::insert) for a key already hashed to `h`: any `u64`
+    /// (a 64-bit hash, an id, a 32-bit hash), as placement remixes it
+    /// ([`hash::probe`]); distinct keys need distinct values.
     ///
     /// ```
     /// # use streambloom::classic::Classic;
     /// let mut f = Classic::new(4096, 5, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_hash(12);
     /// assert!(f.contains_hash(12));
     /// ```
@@ -312,11 +336,13 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         self.contains_hash(hash::hash_key(&self.hasher, key))
     }
 
-    /// [`contains`](Self::contains) for a key already hashed to `h`.
+    /// [`contains`](Self::contains) for a key already hashed to `h` (any
+    /// `u64`, as for [`insert_hash`](Self::insert_hash)).
     ///
     /// ```
     /// # use streambloom::classic::Classic;
     /// let f = Classic::new(4096, 5, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// assert!(!f.contains_hash(1));
     /// ```
     #[inline]
@@ -393,6 +419,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     /// # use streambloom::classic::Classic;
     /// let mut f = Classic::new(512, 4, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_hash(9);
     /// assert_eq!(f.fill_ratio(), 4.0 / 512.0);
     /// ```
@@ -545,14 +572,65 @@ mod tests {
     /// keys and measures the false-positive rate of `queries` never-seen
     /// keys.
     fn measured_fpr(bits: usize, k: u32, n: u64, queries: u64) -> f64 {
+        measured_fpr_of(bits, k, n, queries, hash::mix64)
+    }
+
+    /// [`measured_fpr`] with key `i` handed to the `*_hash` forms as
+    /// `place(i)`: inserted keys are `0..n`, queries `n..n + queries`.
+    fn measured_fpr_of(bits: usize, k: u32, n: u64, queries: u64, place: fn(u64) -> u64) -> f64 {
         let mut f = Classic::new(bits, k, 5).unwrap();
         for i in 0..n {
-            f.insert_hash(hash::mix64(i));
+            f.insert_hash(place(i));
         }
-        let hits = (0..queries)
-            .filter(|i| f.contains_hash(hash::mix64(i + (1 << 62))))
+        let hits = (n..n + queries)
+            .filter(|&i| f.contains_hash(place(i)))
             .count();
         hits as f64 / queries as f64
+    }
+
+    /// The standard deviation of a measured rate around
+    /// [`ClassicParams::predicted_fpr`] (see
+    /// `measured_fpr_matches_the_blocked_formula`).
+    fn fpr_sd(p: ClassicParams, n: u64, queries: u64) -> f64 {
+        let nb = p.bits.div_ceil(B) as f64;
+        let want = p.predicted_fpr(n);
+        let second = poisson_mixture(n as f64 / nb, |i| {
+            let f = block_fpr(i, p.k);
+            f * f
+        });
+        libm::sqrt((second - want * want) / nb + want * (1.0 - want) / queries as f64)
+    }
+
+    /// Ids and 32-bit hashes handed to `insert_hash` and `contains_hash`
+    /// give the planned rate (within 5 standard deviations), as uniform
+    /// hashes do: placement remixes them.
+    #[test]
+    #[cfg_attr(miri, ignore = "statistics, not memory safety: too slow under Miri")]
+    fn pre_hashed_ids_meet_the_planned_rate() {
+        fn fnv32(id: u64) -> u64 {
+            let mut h = 0x811C_9DC5u32;
+            for b in id.to_le_bytes() {
+                h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+            }
+            u64::from(h)
+        }
+        type Family = (&'static str, fn(u64) -> u64);
+        let families: [Family; 4] = [
+            ("sequential ids", |i| i),
+            ("FNV-1a 32-bit hashes", fnv32),
+            ("32-bit hashes in the high half", |i| fnv32(i) << 32),
+            ("uniform hashes", hash::mix64),
+        ];
+        let (n, queries) = (100_000u64, 400_000u64);
+        let p = ClassicParams::plan(n, 0.01).unwrap();
+        let (want, sd) = (p.predicted_fpr(n), fpr_sd(p, n, queries));
+        for (name, place) in families {
+            let got = measured_fpr_of(p.bits, p.k, n, queries, place);
+            assert!(
+                (got - want).abs() <= 5.0 * sd,
+                "{name}: measured {got:.5}, planned {want:.5} (sd {sd:.5})"
+            );
+        }
     }
 
     /// The measured rate lies within 5 standard errors of `predicted_fpr`.
@@ -564,19 +642,13 @@ mod tests {
     #[cfg_attr(miri, ignore)]
     fn measured_fpr_matches_the_blocked_formula() {
         let (bits, k, queries) = (1usize << 20, 7u32, 400_000u64);
-        let nb = (bits / B) as f64;
         // n near the 5 % and 1 % points of the blocked layout.
         for n in [150_000u64, 100_000] {
             let p = ClassicParams { bits, k };
             let want = p.predicted_fpr(n);
-            let second = poisson_mixture(n as f64 / nb, |i| {
-                let f = block_fpr(i, k);
-                f * f
-            });
-            let var = (second - want * want) / nb + want * (1.0 - want) / queries as f64;
             let got = measured_fpr(bits, k, n, queries);
             assert!(
-                (got - want).abs() <= 5.0 * libm::sqrt(var),
+                (got - want).abs() <= 5.0 * fpr_sd(p, n, queries),
                 "n {n}: measured {got:.5}, predicted {want:.5}"
             );
             assert!(want > p.unblocked_fpr(n));
@@ -616,6 +688,59 @@ mod tests {
             k: 7,
         };
         assert!((q.unblocked_fpr(51_200) - 0.008_19).abs() < 1e-5);
+    }
+
+    /// The formulas return a rate in `[0, 1]` on any parameters: no
+    /// overflow, NaN or endless sum.
+    #[test]
+    #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
+    fn formulas_on_any_parameters() {
+        let huge = ClassicParams {
+            bits: usize::MAX,
+            k: 7,
+        };
+        assert_eq!(huge.unblocked_fpr(0), 0.0);
+        assert_eq!(huge.predicted_fpr(0), 0.0);
+        // With k = 512 a block is a false positive for every query once it
+        // holds an item, for none while empty (Poisson probability e^-λ).
+        let full = Classic::new(512, 512, 1).unwrap();
+        assert_eq!(full.predicted_fpr(0), 0.0);
+        assert!((full.predicted_fpr(1) - (1.0 - libm::exp(-1.0))).abs() < 1e-12);
+        assert_eq!(full.unblocked_fpr(0), 0.0);
+        let none = ClassicParams { bits: 512, k: 0 };
+        assert_eq!(none.predicted_fpr(u64::MAX), 1.0);
+        assert_eq!(none.unblocked_fpr(u64::MAX), 1.0);
+        // Found by the fuzzer: the mixture's rounding passed 1 (k capped
+        // at 512, a load of about 73 items a block).
+        let p = ClassicParams {
+            bits: 1_513_209_474_796_486_655,
+            k: 117_440_513,
+        };
+        assert!(p.predicted_fpr(216_172_782_113_849_343) <= 1.0);
+        let above = ClassicParams { bits: 512, k: 1000 };
+        let capped = ClassicParams { bits: 512, k: 512 };
+        assert_eq!(above.predicted_fpr(3), capped.predicted_fpr(3));
+        assert_eq!(above.unblocked_fpr(3), capped.unblocked_fpr(3));
+        for bits in [0, 1, 512, 1 << 20, usize::MAX] {
+            for k in [0, 1, 7, 512, u32::MAX] {
+                for n in [0, 1, 1000, 1 << 40, u64::MAX] {
+                    let p = ClassicParams { bits, k };
+                    for r in [p.predicted_fpr(n), p.unblocked_fpr(n)] {
+                        assert!((0.0..=1.0).contains(&r), "{p:?} n {n}: {r}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri does not model a failing allocator")]
+    fn a_filter_too_large_for_memory_is_an_error() {
+        // 2^55 blocks, 2^61 bytes: addressable, but no machine has them.
+        assert_eq!(
+            Classic::new(usize::MAX, 7, 1).unwrap_err(),
+            Error::Allocation { bytes: 1 << 61 }
+        );
     }
 
     /// Blocked FPR measured against the unblocked formula at equal memory.

@@ -21,6 +21,14 @@ pub enum Error {
         /// Blocks the storage holds.
         found: usize,
     },
+    /// The allocator could not provide a filter's memory (owned storage
+    /// only): the machine lacks `bytes` bytes, or the allocator refused
+    /// them. Sizes past `isize::MAX` bytes never reach the allocator: they
+    /// are a [`Error::Parameter`] error.
+    Allocation {
+        /// The bytes asked for.
+        bytes: usize,
+    },
     /// Two filters cannot be combined (union, join, merge): their
     /// parameters, widths or seeds differ. `what` names the difference.
     Incompatible {
@@ -44,6 +52,9 @@ impl fmt::Display for Error {
                     f,
                     "storage holds {found} blocks, the filter needs {expected}"
                 )
+            }
+            Error::Allocation { bytes } => {
+                write!(f, "could not allocate {bytes} bytes for the filter")
             }
             Error::Incompatible { what } => write!(f, "filters differ in {what}"),
         }

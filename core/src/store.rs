@@ -18,19 +18,56 @@ use streambloom_kernels::{cell, set_cell, Block, Isa, Kernels, Width};
 pub trait Storage: AsRef<[Block]> + AsMut<[Block]> {}
 impl<S: AsRef<[Block]> + AsMut<[Block]>> Storage for S {}
 
-/// Owned storage of `blocks` zeroed blocks.
+/// Owned storage of `blocks` zeroed blocks, allocated fallibly: an error,
+/// not a panic or an abort, when the size passes `isize::MAX` bytes
+/// ([`bytes_for`]) or the allocator cannot provide it.
 #[cfg(feature = "alloc")]
-pub(crate) fn zeroed(blocks: usize) -> alloc::vec::Vec<Block> {
-    alloc::vec![Block::ZERO; blocks]
+pub(crate) fn zeroed(blocks: usize) -> Result<alloc::vec::Vec<Block>> {
+    let bytes = bytes_for(blocks, "cells")?;
+    let mut v = alloc::vec::Vec::new();
+    v.try_reserve_exact(blocks)
+        .map_err(|_| Error::Allocation { bytes })?;
+    v.resize(blocks, Block::ZERO);
+    Ok(v)
+}
+
+/// Why a size is rejected before any allocation.
+pub(crate) const TOO_LARGE: &str =
+    "needs more than isize::MAX bytes, more than any machine can address";
+
+/// The bytes of `blocks` blocks; an error naming parameter `name` when
+/// they pass `isize::MAX`, the most any Rust allocation (or slice) can
+/// hold.
+pub(crate) fn bytes_for(blocks: usize, name: &'static str) -> Result<usize> {
+    blocks
+        .checked_mul(Block::BYTES)
+        .filter(|&b| isize::try_from(b).is_ok())
+        .ok_or(Error::param(name, TOO_LARGE))
 }
 
 /// Blocks needed for `cells` cells of width `W`, rounded up; an error for 0
-/// cells or a size that overflows.
+/// cells or for more blocks than fit in `isize::MAX` bytes.
+///
+/// ```
+/// use streambloom::store::blocks_for;
+/// use streambloom::W4;
+/// assert_eq!(blocks_for::<W4>(129), Ok(2)); // 128 cells a block
+/// assert!(blocks_for::<W4>(0).is_err());
+/// assert!(blocks_for::<W4>(usize::MAX).is_err());
+/// ```
 pub fn blocks_for<W: Width>(cells: usize) -> Result<usize> {
+    blocks_named::<W>(cells, "cells")
+}
+
+/// [`blocks_for`] with errors naming parameter `name` (a filter's own name
+/// for its cells: `"counters"`, `"bits"`).
+pub(crate) fn blocks_named<W: Width>(cells: usize, name: &'static str) -> Result<usize> {
     if cells == 0 {
-        return Err(Error::param("cells", "must be at least 1"));
+        return Err(Error::param(name, "must be at least 1"));
     }
-    Ok(cells.div_ceil(W::CELLS))
+    let blocks = cells.div_ceil(W::CELLS);
+    bytes_for(blocks, name)?;
+    Ok(blocks)
 }
 
 /// `W`-bit cells in blocks held by `S`, and the kernels that work on them.
@@ -177,7 +214,7 @@ impl<W: Width, S: Storage> Cells<W, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use streambloom_kernels::{W4, W8};
+    use streambloom_kernels::{W1, W32, W4, W8};
 
     #[test]
     fn wrong_length_is_an_error() {
@@ -196,6 +233,68 @@ mod tests {
             Err(Error::param("cells", "must be at least 1"))
         );
         assert_eq!(blocks_for::<W4>(129), Ok(2));
+    }
+
+    #[test]
+    fn sizes_past_isize_max_are_errors() {
+        let too_big = Err(Error::param("cells", TOO_LARGE));
+        // 2^58 blocks of 16 cells: 2^64 bytes.
+        assert_eq!(blocks_for::<W32>(usize::MAX), too_big);
+        assert_eq!(bytes_for(usize::MAX / 64 + 1, "cells"), too_big);
+        assert_eq!(bytes_for(isize::MAX as usize / 64 + 1, "cells"), too_big);
+        let most = isize::MAX as usize / 64;
+        assert_eq!(bytes_for(most, "cells"), Ok(most * 64));
+        // 2^55 blocks of 512 cells: 2^61 bytes, addressable in principle.
+        assert_eq!(blocks_for::<W1>(usize::MAX), Ok(1 << 55));
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri does not model a failing allocator")]
+    fn an_allocation_the_machine_cannot_make_is_an_error() {
+        // 2^61 bytes: within isize::MAX, beyond any machine's memory.
+        assert_eq!(
+            zeroed(1 << 55).unwrap_err(),
+            Error::Allocation { bytes: 1 << 61 }
+        );
+        assert_eq!(zeroed(3).unwrap().len(), 3);
+    }
+
+    /// The filters' constructors at sizes past what any machine can
+    /// allocate return errors instead of panicking ("capacity overflow") or
+    /// aborting the process.
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri does not model a failing allocator")]
+    fn constructors_past_memory_are_errors() {
+        use crate::spectral::{MinimumSelection, Spectral};
+        use crate::stable::{Eviction, StableBloom, StableParams};
+        let params = StableParams {
+            cells: 1 << 63,
+            bits: 3,
+            k: 3,
+            p: 10,
+            eviction: Eviction::Random,
+        };
+        // 2^57 blocks of 64 cells: 2^63 bytes, past isize::MAX.
+        assert_eq!(
+            StableBloom::<W8>::new(params, 1).unwrap_err(),
+            Error::param("cells", TOO_LARGE)
+        );
+        assert_eq!(
+            Spectral::<MinimumSelection, W8>::new(1 << 63, 4, 1).unwrap_err(),
+            Error::param("counters", TOO_LARGE)
+        );
+        // 2^60 counters of 32 bits: 2^62 bytes, which the allocator refuses.
+        assert_eq!(
+            Spectral::<MinimumSelection, W32>::new(1 << 60, 4, 1).unwrap_err(),
+            Error::Allocation { bytes: 1 << 62 }
+        );
+        // Whatever the planner makes of the largest budgets, building the
+        // filter is an error, not a panic.
+        for memory in [usize::MAX, isize::MAX as usize] {
+            if let Ok(p) = StableParams::plan::<W32>(memory, 0.01, Eviction::Random) {
+                assert!(StableBloom::<W32>::new(p, 1).is_err(), "{p:?}");
+            }
+        }
     }
 
     #[test]

@@ -6,12 +6,13 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use std::collections::{HashMap, HashSet, VecDeque};
+use streambloom::spectral::analysis;
 use streambloom::spectral::{
     Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum, Removable,
     SlidingWindow, Spectral,
 };
-use streambloom::stable::{Eviction, StableBloom, StableParams};
-use streambloom::{Classic, Isa, Width, W1, W16, W2, W32, W4, W8};
+use streambloom::stable::{stable_point, Eviction, StableBloom, StableParams};
+use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 /// Largest cell count a filter is built with (validation sees raw values).
 const CAP: usize = 1 << 16;
@@ -56,6 +57,8 @@ enum Op {
     Window(u16),
     RangeInsert(u64, bool),
     RangeCount(u64, u64, bool),
+    /// Raw arguments for the formula, planning and analysis functions.
+    Formulas(u64, u64, u32, f64, f64),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -69,6 +72,96 @@ struct Input {
 fn set_isa(x: u8, set: impl FnOnce(Isa) -> streambloom::Result<()>) {
     let isa = Isa::ALL[usize::from(x) % Isa::ALL.len()];
     assert_eq!(set(isa).is_ok(), isa.is_available(), "{isa:?}");
+}
+
+/// Whether `x` is a rate.
+fn is_rate(x: f64) -> bool {
+    (0.0..=1.0).contains(&x)
+}
+
+/// Whether `blocks` blocks pass `isize::MAX` bytes, which every
+/// constructor rejects before allocating.
+fn past_isize(blocks: usize) -> bool {
+    blocks
+        .checked_mul(64)
+        .is_none_or(|b| isize::try_from(b).is_err())
+}
+
+/// The Classic formulas and planner on raw parameters: rates in `[0, 1]`
+/// whatever the size, `k` or load, and plans that meet their target.
+fn classic_formulas(raw: ClassicParams, n: u64, target: f64) {
+    assert!(is_rate(raw.predicted_fpr(n)), "{raw:?} {n}");
+    assert!(is_rate(raw.unblocked_fpr(n)), "{raw:?} {n}");
+    if let Ok(p) = ClassicParams::plan(n, target) {
+        assert!(p.bits % 512 == 0 && (1..=32).contains(&p.k), "{p:?}");
+        assert!(p.predicted_fpr(n) <= target, "{p:?} {n} {target}");
+    }
+}
+
+/// The Stable formulas and planner on raw parameters: no panic or hang;
+/// for valid parameters, rates in `[0, 1]` and plans that meet their
+/// target.
+fn stable_formulas<W: Width>(raw: &StableParams, memory: usize, target: f64) {
+    let _ = stable_point(raw.eviction, raw.cells, raw.k, raw.p, raw.max());
+    let _ = (raw.stable_point(raw.cells), raw.false_positive_bound(raw.cells));
+    if let Ok(m) = raw.effective_cells::<W>() {
+        assert!(is_rate(raw.stable_point(m)), "{raw:?}");
+        assert!(is_rate(raw.false_positive_bound(m)), "{raw:?}");
+    }
+    if let Ok(p) = raw.with_smallest_p::<W>(target) {
+        let m = p.effective_cells::<W>().unwrap();
+        assert!(p.false_positive_bound(m) <= target, "{p:?} {target}");
+    }
+    if let Ok(p) = StableParams::plan::<W>(memory, target, raw.eviction) {
+        let m = p.effective_cells::<W>().unwrap();
+        assert!(m / W::CELLS * 64 <= memory, "{p:?} {memory}");
+        assert!(p.false_positive_bound(m) <= target, "{p:?} {target}");
+    }
+}
+
+/// The Spectral paper's formulas on raw arguments: no panic or hang, and
+/// the Bloom error a rate wherever `γ` is one.
+fn spectral_formulas(n: u64, m: u64, k: u32, z: f64, t: f64) {
+    let gamma = analysis::gamma(n, k, m);
+    if gamma >= 0.0 && gamma.is_finite() {
+        assert!(is_rate(analysis::bloom_error(k, gamma)), "{k} {gamma}");
+    }
+    let _ = analysis::bloom_error(k, t);
+    let _ = analysis::zipf_relative_error_bound(m, n, k, z, t);
+    let _ = analysis::recurring_minimum_error(z, t, n, k, m as f64);
+}
+
+fn formulas<W: Width>(i: &Input) {
+    // A few per input: the planners take milliseconds.
+    let ops = i.ops.iter().filter_map(|op| match *op {
+        Op::Formulas(n, m, k, z, t) => Some((n, m, k, z, t)),
+        _ => None,
+    });
+    for (n, m, k, z, t) in ops.take(4) {
+        {
+            classic_formulas(
+                ClassicParams {
+                    bits: m as usize,
+                    k,
+                },
+                n,
+                t,
+            );
+            let raw = StableParams {
+                cells: m as usize,
+                bits: k % 40,
+                k: i.a.k,
+                p: n as usize,
+                eviction: if i.a.sweep {
+                    Eviction::Sweep
+                } else {
+                    Eviction::Random
+                },
+            };
+            stable_formulas::<W>(&raw, i.a.cells, t);
+            spectral_formulas(n, m, k, z, t);
+        }
+    }
 }
 
 fn classic(i: &Input) {
@@ -100,10 +193,12 @@ fn classic(i: &Input) {
     assert!(model.iter().all(|x| f.contains(x)));
 }
 
-/// Whether `p` is valid for width `W` (the documented rules).
+/// Whether `p` is valid for width `W` (the documented rules, and at most
+/// `isize::MAX` bytes).
 fn stable_valid<W: Width>(p: &StableParams) -> bool {
     let m = p.cells.div_ceil(W::CELLS).checked_mul(W::CELLS);
-    (1..=W::BITS).contains(&p.bits)
+    !past_isize(p.cells.div_ceil(W::CELLS))
+        && (1..=W::BITS).contains(&p.bits)
         && (1..=W::CELLS as u32).contains(&p.k)
         && p.cells >= 1
         && m.is_some_and(|m| (1..=m).contains(&p.p))
@@ -128,6 +223,10 @@ fn stable<W: Width>(i: &Input) {
         stable_valid::<W>(&raw),
         "{raw:?}"
     );
+    if past_isize(i.a.cells.div_ceil(W::CELLS)) {
+        let e = StableBloom::<W>::new(raw, i.a.seed).unwrap_err();
+        assert!(matches!(e, Error::Parameter { .. }), "{e:?}");
+    }
     let params = StableParams {
         cells: cap(i.a.cells),
         ..raw
@@ -290,7 +389,15 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
         f
     };
     // Validation alone, on the raw size: it allocates nothing.
-    let _ = Spectral::<P, W>::required_blocks(&P::make(&i.a), i.a.cells, i.a.k);
+    let blocks = Spectral::<P, W>::required_blocks(&P::make(&i.a), i.a.cells, i.a.k);
+    if let Ok(b) = blocks {
+        assert!(!past_isize(b), "{b}");
+    }
+    // Past `isize::MAX` bytes the constructor refuses before allocating.
+    if past_isize(i.a.cells.div_ceil(W::CELLS)) {
+        let f = Spectral::<P, W>::with_policy(P::make(&i.a), i.a.cells, i.a.k, 1);
+        assert!(f.is_err());
+    }
     let (Ok(mut a), Ok(mut b)) = (make(&i.a), make(&i.b)) else {
         return;
     };
@@ -435,7 +542,13 @@ fn range<P: Pol, W: Counter>(f: Spectral<P, W>, i: &Input) {
     }
 }
 
-fuzz_target!(|i: Input| match i.kind % 16 {
+fuzz_target!(|i: Input| match i.kind % 22 {
+    16 => formulas::<W1>(&i),
+    17 => formulas::<W2>(&i),
+    18 => formulas::<W4>(&i),
+    19 => formulas::<W8>(&i),
+    20 => formulas::<W16>(&i),
+    21 => formulas::<W32>(&i),
     0 => classic(&i),
     1 => stable::<W1>(&i),
     2 => stable::<W2>(&i),

@@ -77,7 +77,7 @@ pub use recurring::RecurringMinimum;
 pub use window::SlidingWindow;
 
 use crate::hash::{self, mix64, DefaultHasher, Probe};
-use crate::store::{blocks_for, Cells, Storage};
+use crate::store::{blocks_named, Cells, Storage};
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
 use streambloom_kernels::{
@@ -248,16 +248,16 @@ fn plan_geometry<P: Policy, W: Counter>(policy: &P, counters: usize, k: u32) -> 
         return Err(Error::param("counters", "must be at least 1"));
     }
     let plan = policy.plan(counters)?;
-    let primary = blocks_for::<W>(plan.primary)?;
+    let primary = blocks_named::<W>(plan.primary, "counters")?;
     let secondary = if plan.secondary == 0 {
         0
     } else {
-        blocks_for::<W>(plan.secondary)?
+        blocks_named::<W>(plan.secondary, "counters")?
     };
     let marker = if plan.marker == 0 {
         0
     } else {
-        blocks_for::<W1>(plan.marker)?
+        blocks_named::<W1>(plan.marker, "counters")?
     };
     if k == 0 {
         return Err(Error::param("k", "must be at least 1"));
@@ -282,9 +282,7 @@ fn plan_geometry<P: Policy, W: Counter>(policy: &P, counters: usize, k: u32) -> 
         marker,
         k,
     };
-    geo.total()
-        .checked_mul(Block::BYTES)
-        .ok_or(Error::param("counters", "is too large for this machine"))?;
+    crate::store::bytes_for(geo.total(), "counters")?;
     Ok(geo)
 }
 
@@ -341,7 +339,7 @@ impl<P: Policy, W: Counter, H: BuildHasher> Spectral<P, W, DefaultStorage, H> {
     /// ```
     pub fn with_hasher(policy: P, counters: usize, k: u32, hasher: H) -> Result<Self> {
         let geo = plan_geometry::<P, W>(&policy, counters, k)?;
-        let blocks = crate::store::zeroed(geo.total());
+        let blocks = crate::store::zeroed(geo.total())?;
         Self::assemble(policy, blocks, geo, hasher)
     }
 }
@@ -470,6 +468,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// ```
     /// use streambloom::spectral::{MinimumSelection, Spectral};
     /// let mut f = Spectral::<MinimumSelection>::new(4096, 4, 9)?;
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_batch_hash(&[1, 2, 1]);
     /// let mut counts = [0; 2];
     /// f.estimate_batch_hash(&[1, 2], &mut counts)?;

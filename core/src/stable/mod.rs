@@ -144,7 +144,7 @@ impl<W: Width> StableBloom<W> {
         let blocks = params.blocks::<W>()?;
         Self::with_storage(
             params,
-            crate::store::zeroed(blocks),
+            crate::store::zeroed(blocks)?,
             hash::seeded_hasher(seed),
             hash::mix64(seed ^ RNG_DOMAIN),
         )
@@ -169,7 +169,7 @@ impl<W: Width> StableBloom<W> {
         let seed = hash::random_hasher().hash_one(RNG_DOMAIN);
         Self::with_storage(
             params,
-            crate::store::zeroed(blocks),
+            crate::store::zeroed(blocks)?,
             hash::random_hasher(),
             seed,
         )
@@ -189,6 +189,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// let mut buf = [Block::ZERO; 4]; // 4 blocks × 128 cells
     /// let mut f = StableBloom::<W4, _, _>::with_storage(
     ///     params, &mut buf[..], hash::seeded_hasher(1), 2).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_hash(99);
     /// assert!(f.contains_hash(99));
     /// let mut small = [Block::ZERO; 3];
@@ -231,6 +232,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// # use streambloom::W8;
     /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
     /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// assert!(!f.observe_hash(5));
     /// assert!(f.observe_hash(5));
     /// ```
@@ -283,6 +285,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
     /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
     /// let mut dup = [false; 2];
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.observe_batch_hash(&[7, 7], &mut dup).unwrap();
     /// assert_eq!(dup, [false, true]);
     /// assert!(f.observe_batch_hash(&[7], &mut []).is_err());
@@ -356,6 +359,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// # use streambloom::W8;
     /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
     /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_hash(8);
     /// assert!(f.contains_hash(8));
     /// ```
@@ -390,6 +394,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// # use streambloom::W8;
     /// # let params = StableParams { cells: 4096, bits: 3, k: 3, p: 4, eviction: Eviction::Random };
     /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// assert!(!f.contains_hash(3));
     /// ```
     #[inline]
@@ -509,6 +514,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// # use streambloom::W8;
     /// # let params = StableParams { cells: 64, bits: 3, k: 4, p: 1, eviction: Eviction::Sweep };
     /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_hash(0);
     /// assert_eq!(f.zero_fraction(), 60.0 / 64.0);
     /// ```
@@ -581,6 +587,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// let params = StableParams { cells: 64, bits: 3, k: 2, p: 1, eviction: Eviction::Sweep };
     /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
     /// assert_eq!(f.current_fpr(), 0.0);
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
     /// f.insert_hash(1);
     /// f.insert_hash(2);
     /// assert!(f.current_fpr() > 0.0);

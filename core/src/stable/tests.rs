@@ -192,7 +192,7 @@ fn agrees_with_model<W: Width>(
     for isa in Isa::available() {
         let mut f = StableBloom::<W, _, _>::with_storage(
             params,
-            crate::store::zeroed(blocks),
+            crate::store::zeroed(blocks).unwrap(),
             hash::seeded_hasher(seed),
             seed,
         )
