@@ -218,9 +218,9 @@ const RUN_KERNELS: [RunKernels; 6] = [
 fn check_wiring<W: Width>() {
     let c = W::CELLS;
     let blocks = [pattern::<W>(0, false), pattern::<W>(c, true)];
-    let all_cells = W::Mask::from_words(&[u64::MAX; 8]);
-    let masks = [all_cells, W::Mask::default().with(1).with(3).with(c - 1)];
-    let values = [0, 1, 2, W::MAX / 2 + 1, W::MAX];
+    let few = W::Mask::default().with(1).with(3).with(c - 1);
+    let masks = [few, W::Mask::from_words(&[u64::MAX; 8])];
+    let values = [0, 1];
     // A run that starts and ends inside a block, across the boundary.
     let (start, len) = (1, c + 4);
 
@@ -229,18 +229,14 @@ fn check_wiring<W: Width>() {
     // two is harmless and undetectable).
     let updates = updates::<W>();
     let scalar = Kernels::<W>::scalar();
-    let outputs: Vec<Vec<Block>> = updates
-        .iter()
-        .map(|(_, op, _)| {
-            let mut out = Vec::new();
-            for v in values {
-                let mut b = blocks[0];
-                op(scalar, &mut b, all_cells, v);
-                out.push(b);
-            }
-            out
+    let apply = |k: &Kernels<W>, op: fn(&Kernels<W>, &mut Block, W::Mask, u32)| {
+        values.map(|v| {
+            let mut b = blocks[0];
+            op(k, &mut b, few, v);
+            b
         })
-        .collect();
+    };
+    let outputs = updates.map(|(_, op, _)| apply(scalar, op));
     for (i, (a, _, _)) in updates.iter().enumerate() {
         for (j, (b, _, _)) in updates.iter().enumerate().skip(i + 1) {
             let same_fn = W::BITS == 1 && (*a, *b) == ("max_assign", "add_sat");
@@ -271,8 +267,8 @@ fn check_wiring<W: Width>() {
         );
     }
 
-    for isa in Isa::available() {
-        let k = Kernels::<W>::for_isa(isa).expect("available ISA has a table");
+    for k in tables::<W>() {
+        let isa = k.isa();
         for block in &blocks {
             for mask in masks {
                 let want = (scalar.any_zero(block, mask), scalar.min_count(block, mask));
@@ -280,15 +276,8 @@ fn check_wiring<W: Width>() {
                 assert_eq!(got, want, "{isa:?} any_zero, min_count");
             }
         }
-        for (name, op, _) in &updates {
-            for v in values {
-                for mask in masks {
-                    let (mut got, mut want) = (blocks[0], blocks[0]);
-                    op(k, &mut got, mask, v);
-                    op(scalar, &mut want, mask, v);
-                    assert_eq!(got, want, "{isa:?} {name} v={v}");
-                }
-            }
+        for ((name, op, _), want) in updates.iter().zip(outputs) {
+            assert_eq!(apply(k, *op), want, "{isa:?} {name}");
         }
         let zeros = k.zero_count(&blocks, start, len);
         assert_eq!(zeros, own_zeros(&blocks, start, len), "{isa:?} zero_count");
