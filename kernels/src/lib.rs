@@ -14,8 +14,9 @@
 //!
 //! Cells are 1, 2, 4, 8, 16 or 32 bits ([`Width`]) and saturate, never wrap.
 //! [`arch::all`] is the scalar reference; SIMD backends (portable `wide`,
-//! AVX2, AVX-512BW, NEON) are picked at run time by [`Isa::detect`], once,
-//! and a caller can force any available one with [`Kernels::for_isa`].
+//! AVX2, NEON) are picked at run time by [`Isa::detect`], once, and a caller
+//! can force any available one with [`Kernels::for_isa`], AVX-512BW
+//! included (never picked by default: its speed is unmeasured).
 //!
 //! This crate is the only one in the workspace with `unsafe` code.
 #![no_std]

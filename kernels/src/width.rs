@@ -4,14 +4,60 @@
 use crate::{dispatch::Kernels, Block, Isa, Mask};
 use core::fmt::Debug;
 
+/// The part of [`Width`] only this crate can name or implement.
+///
+/// The table accessors live here, not in [`Width`], because they hand out
+/// tables without asking the CPU: a kernel of an instruction set the CPU
+/// lacks dies with `SIGILL`, so safe code outside this crate must reach
+/// tables only through [`Kernels::for_isa`], [`Kernels::best`] and
+/// [`Kernels::scalar`], which check.
 mod sealed {
-    pub trait Sealed {}
+    use crate::{Isa, Kernels, Width};
+
+    pub trait Sealed {
+        /// The kernel table of `isa` for this width, if that backend is
+        /// compiled for this target. Does not check that the CPU supports
+        /// it: callers must check [`Isa::is_available`] first.
+        fn table(isa: Isa) -> Option<&'static Kernels<Self>>
+        where
+            Self: Width;
+
+        /// The scalar reference table of this width.
+        fn scalar_table() -> &'static Kernels<Self>
+        where
+            Self: Width;
+    }
 }
 
 /// A cell width of 1, 2, 4, 8, 16 or 32 bits.
 ///
 /// Cells saturate: they hold `0..=MAX` and no kernel ever wraps a cell
 /// around.
+///
+/// The trait is sealed: only this crate implements it. A width's kernels
+/// are reached only through [`Kernels::for_isa`], [`Kernels::best`] and
+/// [`Kernels::scalar`], which hand out an implementation only when the CPU
+/// runs its instructions. The unchecked per-implementation lookup is private
+/// to this crate, so safe code cannot get, say, the AVX-512 table on a CPU
+/// without AVX-512 (where calling it would die with `SIGILL`):
+///
+/// ```compile_fail,E0576
+/// use streambloom_kernels::{Isa, Width, W8};
+/// let avx512 = <W8 as Width>::table(Isa::Avx512);
+/// ```
+///
+/// ```compile_fail,E0599
+/// use streambloom_kernels::{Isa, Width, W8};
+/// let avx512 = W8::table(Isa::Avx512);
+/// ```
+///
+/// The checked way:
+///
+/// ```
+/// use streambloom_kernels::{Isa, Kernels, W8};
+/// let avx512 = Kernels::<W8>::for_isa(Isa::Avx512);
+/// assert_eq!(avx512.is_some(), Isa::Avx512.is_available());
+/// ```
 pub trait Width: Copy + Debug + Default + Send + Sync + 'static + sealed::Sealed {
     /// Bits per cell.
     const BITS: u32;
@@ -25,16 +71,6 @@ pub trait Width: Copy + Debug + Default + Send + Sync + 'static + sealed::Sealed
     };
     /// Selection mask over the [`Self::CELLS`] cells of a block.
     type Mask: Mask;
-
-    /// The kernel table of `isa` for this width, if that backend is compiled
-    /// for this target. Does not check that the CPU supports it: use
-    /// [`Kernels::for_isa`].
-    #[doc(hidden)]
-    fn table(isa: Isa) -> Option<&'static Kernels<Self>>;
-
-    /// The scalar reference table of this width.
-    #[doc(hidden)]
-    fn scalar_table() -> &'static Kernels<Self>;
 }
 
 macro_rules! width {
@@ -42,10 +78,7 @@ macro_rules! width {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
         pub struct $name;
-        impl sealed::Sealed for $name {}
-        impl Width for $name {
-            const BITS: u32 = $bits;
-            type Mask = $mask;
+        impl sealed::Sealed for $name {
             #[inline]
             fn table(isa: Isa) -> Option<&'static Kernels<Self>> {
                 crate::dispatch::table_for!(isa, $table)
@@ -54,6 +87,10 @@ macro_rules! width {
             fn scalar_table() -> &'static Kernels<Self> {
                 &crate::arch::all::$table
             }
+        }
+        impl Width for $name {
+            const BITS: u32 = $bits;
+            type Mask = $mask;
         }
     };
 }
