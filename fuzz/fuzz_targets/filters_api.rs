@@ -11,7 +11,7 @@ use streambloom::spectral::{
     Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum, Removable,
     SlidingWindow, Spectral,
 };
-use streambloom::stable::{stable_point, Eviction, StableBloom, StableParams};
+use streambloom::stable::{blocked_fpr, stable_point, Eviction, StableBloom, StableParams};
 use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 /// Largest cell count a filter is built with (validation sees raw values).
@@ -102,20 +102,23 @@ fn classic_formulas(raw: ClassicParams, n: u64, target: f64) {
 /// for valid parameters, rates in `[0, 1]` and plans that meet their
 /// target.
 fn stable_formulas<W: Width>(raw: &StableParams, memory: usize, target: f64) {
-    let _ = stable_point(raw.eviction, raw.cells, raw.k, raw.p, raw.max());
-    let _ = (raw.stable_point(raw.cells), raw.false_positive_bound(raw.cells));
+    let free = stable_point(raw.eviction, raw.cells, raw.k, raw.p, raw.max());
+    assert!(free.is_err() || is_rate(free.unwrap()), "{raw:?}");
+    let blocked = blocked_fpr(raw.eviction, raw.cells, W::CELLS, raw.k, raw.p, raw.max());
+    assert!(blocked.is_err() || is_rate(blocked.unwrap()), "{raw:?}");
+    let _ = (raw.stable_point(raw.cells), raw.paper_false_positive_bound(raw.cells));
     if let Ok(m) = raw.effective_cells::<W>() {
-        assert!(is_rate(raw.stable_point(m)), "{raw:?}");
-        assert!(is_rate(raw.false_positive_bound(m)), "{raw:?}");
+        assert!(is_rate(raw.stable_point(m).unwrap()), "{raw:?}");
+        assert!(is_rate(raw.paper_false_positive_bound(m).unwrap()), "{raw:?}");
+        assert!(is_rate(raw.predicted_fpr::<W>().unwrap()), "{raw:?}");
     }
     if let Ok(p) = raw.with_smallest_p::<W>(target) {
-        let m = p.effective_cells::<W>().unwrap();
-        assert!(p.false_positive_bound(m) <= target, "{p:?} {target}");
+        assert!(p.predicted_fpr::<W>().unwrap() <= target, "{p:?} {target}");
     }
     if let Ok(p) = StableParams::plan::<W>(memory, target, raw.eviction) {
         let m = p.effective_cells::<W>().unwrap();
         assert!(m / W::CELLS * 64 <= memory, "{p:?} {memory}");
-        assert!(p.false_positive_bound(m) <= target, "{p:?} {target}");
+        assert!(p.predicted_fpr::<W>().unwrap() <= target, "{p:?} {target}");
     }
 }
 

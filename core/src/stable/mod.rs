@@ -536,7 +536,10 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// assert!(0.0 < z && z < 1.0);
     /// ```
     pub fn stable_point(&self) -> f64 {
-        self.params.stable_point(self.cells.len())
+        // The parameters were validated at construction, against this `m`.
+        self.params
+            .stable_point(self.cells.len())
+            .unwrap_or(f64::NAN)
     }
 
     /// The paper's false-positive bound once stable,
@@ -552,7 +555,10 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// assert!((f.paper_false_positive_bound() - (1.0 - z) * (1.0 - z) * (1.0 - z)).abs() < 1e-12);
     /// ```
     pub fn paper_false_positive_bound(&self) -> f64 {
-        self.params.paper_false_positive_bound(self.cells.len())
+        // The parameters were validated at construction, against this `m`.
+        self.params
+            .paper_false_positive_bound(self.cells.len())
+            .unwrap_or(f64::NAN)
     }
 
     /// The false-positive rate this blocked filter delivers on distinct keys
@@ -568,9 +574,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     pub fn predicted_fpr(&self) -> f64 {
         // The parameters were validated at construction.
-        self.params
-            .predicted_fpr::<W>()
-            .unwrap_or_else(|_| self.paper_false_positive_bound())
+        self.params.predicted_fpr::<W>().unwrap_or(f64::NAN)
     }
 
     /// The probability that a key never seen hits only non-zero cells *in

@@ -92,8 +92,9 @@ impl StableParams {
     }
 
     /// The expected fraction of zero cells once the filter is stable, for
-    /// `m` cells, under a stream of distinct keys ([`stable_point`]).
-    pub fn stable_point(&self, m: usize) -> f64 {
+    /// `m` cells, under a stream of distinct keys ([`stable_point`]); an
+    /// error where [`stable_point`] refuses the parameters.
+    pub fn stable_point(&self, m: usize) -> Result<f64> {
         stable_point(self.eviction, m, self.k, self.p, self.max())
     }
 
@@ -102,14 +103,14 @@ impl StableParams {
     /// §II.A), kept for comparison. It treats an item's `K` cells as
     /// independent; in the blocked layout they are not, and the filter
     /// delivers more: use [`predicted_fpr`](Self::predicted_fpr).
-    pub fn paper_false_positive_bound(&self, m: usize) -> f64 {
-        libm::pow(1.0 - self.stable_point(m), f64::from(self.k))
+    pub fn paper_false_positive_bound(&self, m: usize) -> Result<f64> {
+        Ok(libm::pow(1.0 - self.stable_point(m)?, f64::from(self.k)))
     }
 
     /// The steady-state false-positive rate the **blocked** filter of width
     /// `W` delivers on distinct keys ([`blocked_fpr`]): exact for
-    /// [`Eviction::Sweep`], an upper bound for [`Eviction::Random`] (exact
-    /// when eviction runs cover whole blocks, `P >= W::CELLS`).
+    /// [`Eviction::Sweep`], an upper bound for [`Eviction::Random`] (tight
+    /// when eviction runs span many blocks).
     ///
     /// ```
     /// use streambloom::stable::{Eviction, StableParams};
@@ -117,8 +118,9 @@ impl StableParams {
     /// let p = StableParams { cells: 1 << 16, bits: 3, k: 5, p: 67, eviction: Eviction::Random };
     /// let blocked = p.predicted_fpr::<W8>().unwrap();
     /// // The paper's bound is about 1 %; a blocked filter delivers more.
-    /// assert!(p.paper_false_positive_bound(1 << 16) < 0.0098);
+    /// assert!(p.paper_false_positive_bound(1 << 16)? < 0.0098);
     /// assert!(blocked > 0.02);
+    /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn predicted_fpr<W: Width>(&self) -> Result<f64> {
         let m = self.effective_cells::<W>()?;
@@ -225,9 +227,13 @@ impl StableParams {
         if !(target_fpr > 0.0 && target_fpr < 1.0) {
             return Err(Error::param("target_fpr", "must be in (0, 1)"));
         }
-        let m = blocks
-            .checked_mul(W::CELLS)
-            .ok_or(Error::param("memory_bytes", "is too large"))?;
+        if memory_bytes > isize::MAX as usize {
+            return Err(Error::param(
+                "memory_bytes",
+                "must be at most isize::MAX bytes (the most one allocation can hold)",
+            ));
+        }
+        let m = blocks * W::CELLS;
         let max_p = PLAN_MAX_RUN_BLOCKS * W::CELLS;
         let mut best: Option<(f64, StableParams)> = None;
         for bits in 1..=W::BITS {
@@ -323,11 +329,11 @@ pub const PLAN_MAX_RUN_BLOCKS: usize = 16;
 /// use streambloom::stable::{blocked_fpr, stable_point, Eviction};
 /// let (m, b, k, p, max) = (1 << 20, 64, 5, 67, 7);
 /// let blocked = blocked_fpr(Eviction::Sweep, m, b, k, p, max)?;
-/// let paper = libm::pow(1.0 - stable_point(Eviction::Sweep, m, k, p, max), 5.0);
+/// let paper = libm::pow(1.0 - stable_point(Eviction::Sweep, m, k, p, max)?, 5.0);
 /// assert!(blocked > 1.5 * paper);
 /// // With one cell per item there is nothing to correlate.
 /// let one = blocked_fpr(Eviction::Random, m, b, 1, 10, max)?;
-/// assert!((one - (1.0 - stable_point(Eviction::Random, m, 1, 10, max))).abs() < 1e-12);
+/// assert!((one - (1.0 - stable_point(Eviction::Random, m, 1, 10, max)?)).abs() < 1e-12);
 /// assert!(blocked_fpr(Eviction::Random, m, b, 0, p, max).is_err());
 /// # Ok::<(), streambloom::Error>(())
 /// ```
@@ -351,7 +357,7 @@ pub fn blocked_fpr(
     if max == 0 {
         return Err(Error::param("max", "must be at least 1"));
     }
-    let paper = libm::pow(1.0 - stable_point(eviction, m, k, p, max), f64::from(k));
+    let paper = libm::pow(1.0 - stable_point_of(eviction, m, k, p, max), f64::from(k));
     let (mf, b, pf, maxf) = (m as f64, block_cells as f64, p as f64, f64::from(max));
     let insert = b / mf;
     let mut sum = 0.0;
@@ -409,13 +415,32 @@ pub fn blocked_fpr(
 ///
 /// ```
 /// use streambloom::stable::{stable_point, Eviction};
-/// let z = stable_point(Eviction::Random, 1 << 20, 3, 10, 7);
+/// let z = stable_point(Eviction::Random, 1 << 20, 3, 10, 7)?;
 /// assert!((z - 0.1594).abs() < 1e-4); // (1/1.3)^7
-/// let s = stable_point(Eviction::Sweep, 1 << 20, 3, 10, 7);
+/// let s = stable_point(Eviction::Sweep, 1 << 20, 3, 10, 7)?;
 /// let limit = libm::exp(-6.0 * 0.3) * (1.0 - libm::exp(-0.3)) / 0.3;
 /// assert!((s - limit).abs() < 1e-5);
+/// assert!(stable_point(Eviction::Random, 1 << 20, 0, 10, 7).is_err());
+/// # Ok::<(), streambloom::Error>(())
 /// ```
-pub fn stable_point(eviction: Eviction, m: usize, k: u32, p: usize, max: u32) -> f64 {
+pub fn stable_point(eviction: Eviction, m: usize, k: u32, p: usize, max: u32) -> Result<f64> {
+    if m == 0 {
+        return Err(Error::param("m", "must be at least 1"));
+    }
+    if k == 0 || k as usize > m {
+        return Err(Error::param("k", "must be in 1..=m"));
+    }
+    if p == 0 || p > m {
+        return Err(Error::param("p", "must be in 1..=m"));
+    }
+    if max == 0 {
+        return Err(Error::param("max", "must be at least 1"));
+    }
+    Ok(stable_point_of(eviction, m, k, p, max))
+}
+
+/// [`stable_point`] on parameters already checked.
+fn stable_point_of(eviction: Eviction, m: usize, k: u32, p: usize, max: u32) -> f64 {
     let (m, k, p, max) = (m as f64, f64::from(k), p as f64, f64::from(max));
     match eviction {
         Eviction::Random => {

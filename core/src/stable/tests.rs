@@ -139,7 +139,10 @@ impl Model {
             }
             round += 1;
         }
-        cells.into_iter().map(|c| block * self.per_block + c).collect()
+        cells
+            .into_iter()
+            .map(|c| block * self.per_block + c)
+            .collect()
     }
 
     fn contains<W: Width>(&self, h: u64) -> bool {
