@@ -120,7 +120,7 @@ impl Model {
     /// `log2(cells per block)` bits at a time from the top of
     /// `mix64(h ^ SALT)`, then of `mix64(h ^ SALT ^ round·C)` for rounds
     /// 1, 2, …, skipping repeats until `K` distinct cells are found.
-    fn locate<W: Width>(&self, h: u64) -> Vec<usize> {
+    fn locate(&self, h: u64) -> Vec<usize> {
         const SALT: u64 = 0x6A09_E667_F3BC_C909;
         const ROUND: u64 = 0xD6E8_FEB8_6659_FD93;
         let block = ((u128::from(hash::mix64(h)) * self.blocks as u128) >> 64) as usize;
@@ -145,11 +145,11 @@ impl Model {
             .collect()
     }
 
-    fn contains<W: Width>(&self, h: u64) -> bool {
-        self.locate::<W>(h).iter().all(|&c| self.cells[c] != 0)
+    fn contains(&self, h: u64) -> bool {
+        self.locate(h).iter().all(|&c| self.cells[c] != 0)
     }
 
-    fn insert<W: Width>(&mut self, h: u64) {
+    fn insert(&mut self, h: u64) {
         let m = self.cells.len();
         let start = match self.params.eviction {
             Eviction::Random => self.rng.below(m as u64) as usize,
@@ -163,7 +163,7 @@ impl Model {
             let c = &mut self.cells[(start + i) % m];
             *c = c.saturating_sub(1);
         }
-        for c in self.locate::<W>(h) {
+        for c in self.locate(h) {
             self.cells[c] = self.params.max();
         }
     }
@@ -229,18 +229,18 @@ fn agrees_with_model<W: Width>(
             match op {
                 Op::Observe(key) => {
                     let h = hash::hash_key(&f.hasher, &key);
-                    let want = model.contains::<W>(h);
-                    model.insert::<W>(h);
+                    let want = model.contains(h);
+                    model.insert(h);
                     prop_assert_eq!(f.observe(&key), want, "{:?} {:?}", isa, op);
                 }
                 Op::Insert(key) => {
                     let h = hash::hash_key(&f.hasher, &key);
-                    model.insert::<W>(h);
+                    model.insert(h);
                     f.insert(&key);
                 }
                 Op::Contains(key) => {
                     let h = hash::hash_key(&f.hasher, &key);
-                    prop_assert_eq!(f.contains(&key), model.contains::<W>(h), "{:?}", isa);
+                    prop_assert_eq!(f.contains(&key), model.contains(h), "{:?}", isa);
                 }
             }
         }
