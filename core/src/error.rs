@@ -29,6 +29,12 @@ pub enum Error {
         /// The bytes asked for.
         bytes: usize,
     },
+    /// The kernel implementation asked for (`set_isa`) is not compiled for
+    /// this target or this CPU does not run it ([`crate::Isa::is_available`]).
+    Unsupported {
+        /// The implementation's name ([`crate::Isa::name`]).
+        isa: &'static str,
+    },
     /// Two filters cannot be combined (union, join, merge): their
     /// parameters, widths or seeds differ. `what` names the difference.
     Incompatible {
@@ -55,6 +61,9 @@ impl fmt::Display for Error {
             }
             Error::Allocation { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter")
+            }
+            Error::Unsupported { isa } => {
+                write!(f, "the {isa} kernels are not available on this CPU")
             }
             Error::Incompatible { what } => write!(f, "filters differ in {what}"),
         }

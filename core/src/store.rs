@@ -12,7 +12,7 @@
 //! numbering.
 
 use crate::{Error, Result};
-use streambloom_kernels::{cell, set_cell, Block, Isa, Kernels, Width};
+use streambloom_kernels::{cell, set_cell, Backend, Block, Engine, Isa, Kernels, Ops, Width};
 
 /// Memory a filter can keep its blocks in.
 pub trait Storage: AsRef<[Block]> + AsMut<[Block]> {}
@@ -70,11 +70,14 @@ pub(crate) fn blocks_named<W: Width>(cells: usize, name: &'static str) -> Result
     Ok(blocks)
 }
 
-/// `W`-bit cells in blocks held by `S`, and the kernels that work on them.
+/// `W`-bit cells in blocks held by `S`, and the kernel implementation that
+/// works on them (an [`Engine`]: hot loops run through
+/// [`Engine::run`], compiled once per instruction set).
 #[derive(Clone)]
 pub struct Cells<W: Width, S> {
     blocks: S,
-    kernels: &'static Kernels<W>,
+    engine: Engine,
+    width: core::marker::PhantomData<W>,
 }
 
 impl<W: Width, S: Storage> core::fmt::Debug for Cells<W, S> {
@@ -82,7 +85,7 @@ impl<W: Width, S: Storage> core::fmt::Debug for Cells<W, S> {
         f.debug_struct("Cells")
             .field("bits", &W::BITS)
             .field("blocks", &self.blocks.as_ref().len())
-            .field("isa", &self.kernels.isa())
+            .field("isa", &self.engine.isa())
             .finish()
     }
 }
@@ -97,27 +100,34 @@ impl<W: Width, S: Storage> Cells<W, S> {
         }
         Ok(Cells {
             blocks,
-            kernels: Kernels::best(),
+            engine: Engine::best(),
+            width: core::marker::PhantomData,
         })
     }
 
     /// Forces the kernel implementation; an error if `isa` is not available
     /// on this CPU.
     pub fn set_isa(&mut self, isa: Isa) -> Result<()> {
-        self.kernels =
-            Kernels::for_isa(isa).ok_or(Error::param("isa", "is not available on this CPU"))?;
+        self.engine = Engine::new(isa).ok_or(Error::Unsupported { isa: isa.name() })?;
         Ok(())
     }
 
     /// The kernel implementation in use.
     pub fn isa(&self) -> Isa {
-        self.kernels.isa()
+        self.engine.isa()
     }
 
-    /// The kernel table in use.
+    /// The engine that runs the filter's hot loops.
     #[inline(always)]
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// The kernel table of the implementation in use, for paths off the
+    /// hot loop (statistics); hot loops take [`Ops`] inside
+    /// [`Engine::run`] instead.
     pub fn kernels(&self) -> &'static Kernels<W> {
-        self.kernels
+        Kernels::for_isa(self.engine.isa()).unwrap_or_else(Kernels::scalar)
     }
 
     /// Number of blocks.
@@ -180,24 +190,24 @@ impl<W: Width, S: Storage> Cells<W, S> {
     }
 
     /// Saturating decrement of `len` consecutive cells from `start`,
-    /// wrapping past the last cell to cell 0; `len` is capped at the cell
-    /// count.
-    #[inline]
-    pub fn dec_run_wrapping(&mut self, start: usize, len: usize) {
+    /// wrapping past the last cell to cell 0, with `ops`'s kernels. Callers
+    /// pass `start < len()` and `len <= len()` (eviction draws them so);
+    /// past that the run is clipped, never out of bounds.
+    #[inline(always)]
+    pub fn dec_run_wrapping<B: Backend>(&mut self, ops: Ops<W, B>, start: usize, len: usize) {
         let total = self.len();
-        let len = len.min(total);
-        let start = start % total;
-        let first = len.min(total - start);
-        let k = self.kernels;
-        k.dec_run(self.blocks.as_mut(), start, first);
+        debug_assert!(start < total && len <= total);
+        let first = len.min(total.saturating_sub(start));
+        ops.dec_run(self.blocks.as_mut(), start, first);
         if first < len {
-            k.dec_run(self.blocks.as_mut(), 0, len - first);
+            ops.dec_run(self.blocks.as_mut(), 0, len - first);
         }
     }
 
     /// Number of zero cells.
     pub fn zero_cells(&self) -> usize {
-        self.kernels.zero_count(self.blocks.as_ref(), 0, self.len())
+        self.kernels()
+            .zero_count(self.blocks.as_ref(), 0, self.len())
     }
 
     /// Sets every cell to 0.
@@ -305,7 +315,15 @@ mod tests {
             c.set(i, (i % 3) as u32).unwrap();
         }
         let before: [u32; 256] = core::array::from_fn(|i| c.get(i).unwrap());
-        c.dec_run_wrapping(250, 10);
+        struct Run<'a, 'b>(&'a mut Cells<W4, &'b mut [Block; 2]>);
+        impl streambloom_kernels::Body for Run<'_, '_> {
+            type Output = ();
+            fn run<B: Backend>(self, backend: B) {
+                self.0.dec_run_wrapping(Ops::new(backend), 250, 10);
+            }
+        }
+        let engine = c.engine();
+        engine.run(Run(&mut c));
         for (i, &b) in before.iter().enumerate() {
             let hit = !(4..250).contains(&i);
             let want = if hit { b.saturating_sub(1) } else { b };

@@ -309,7 +309,7 @@ macro_rules! tables {
         $crate::dispatch::tables!(@one $isa, TABLE_W32, W32);
     };
     (@one $isa:expr, $name:ident, $w:ident) => {
-        pub(crate) static $name: $crate::Kernels<$crate::$w> = $crate::Kernels {
+        pub(crate) const $name: $crate::Kernels<$crate::$w> = $crate::Kernels {
             isa: $isa,
             any_zero: any_zero::<$crate::$w>,
             min_count: min_count::<$crate::$w>,
@@ -333,7 +333,7 @@ pub(crate) use tables;
 ))]
 macro_rules! module_table {
     ($isa:expr, $name:ident, $w:ident, $m:ident, $dec_run:path, $zero_count:path) => {
-        pub(crate) static $name: $crate::Kernels<$crate::$w> = $crate::Kernels {
+        pub(crate) const $name: $crate::Kernels<$crate::$w> = $crate::Kernels {
             isa: $isa,
             any_zero: $m::any_zero,
             min_count: $m::min_count,

@@ -25,12 +25,14 @@
 pub mod arch;
 mod block;
 mod dispatch;
+mod engine;
 mod mask;
 mod prefetch;
 mod width;
 
 pub use block::Block;
 pub use dispatch::{Isa, Kernels, MinCount};
+pub use engine::{Backend, Body, Engine, Ops};
 pub use mask::Mask;
 pub use prefetch::prefetch;
 pub use width::{cell, set_cell, Width, W1, W16, W2, W32, W4, W8};

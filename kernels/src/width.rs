@@ -11,7 +11,7 @@ use core::fmt::Debug;
 /// lacks dies with `SIGILL`, so safe code outside this crate must reach
 /// tables only through [`Kernels::for_isa`], [`Kernels::best`] and
 /// [`Kernels::scalar`], which check.
-mod sealed {
+pub(crate) mod sealed {
     use crate::{Isa, Kernels, Width};
 
     pub trait Sealed {
@@ -24,6 +24,15 @@ mod sealed {
 
         /// The scalar reference table of this width.
         fn scalar_table() -> &'static Kernels<Self>
+        where
+            Self: Width;
+
+        /// [`Sealed::table`] by value: a constant once inlined with a
+        /// constant `isa`, so a call through it is a direct call (what
+        /// [`crate::Backend`] relies on to inline kernels). The scalar
+        /// table where `isa` is not compiled for this target. Unchecked,
+        /// like [`Sealed::table`].
+        fn table_const(isa: Isa) -> Kernels<Self>
         where
             Self: Width;
     }
@@ -86,6 +95,19 @@ macro_rules! width {
             #[inline]
             fn scalar_table() -> &'static Kernels<Self> {
                 &crate::arch::all::$table
+            }
+            #[inline(always)]
+            fn table_const(isa: Isa) -> Kernels<Self> {
+                match isa {
+                    Isa::Portable => crate::arch::portable::$table,
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx2 => crate::arch::x86_64::avx2::$table,
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx512 => crate::arch::x86_64::avx512::$table,
+                    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+                    Isa::Neon => crate::arch::aarch64::neon::$table,
+                    _ => crate::arch::all::$table,
+                }
             }
         }
         impl Width for $name {

@@ -83,7 +83,7 @@ pub use plan::{blocked_fpr, stable_point, Eviction, StableParams, PLAN_MAX_RUN_B
 
 use crate::hash::{self, DefaultHasher};
 use crate::{Block, Cells, Error, Isa, Result, Rng, Storage, Width};
-use streambloom_kernels::prefetch;
+use streambloom_kernels::{prefetch, Backend, Body, Ops};
 
 /// Keys [`StableBloom::observe_batch`] hashes at a time (a stack buffer).
 const BATCH: usize = 256;
@@ -238,8 +238,8 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     #[inline]
     pub fn observe_hash(&mut self, h: u64) -> bool {
-        let start = self.next_eviction();
-        self.observe_at(h, start)
+        let engine = self.cells.engine();
+        engine.run(ObserveOne { filter: self, h })
     }
 
     /// [`observe`](Self::observe) for each key of a batch, in order:
@@ -294,18 +294,12 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         if hashes.len() != duplicates.len() {
             return Err(Error::param("duplicates", "must be as long as the batch"));
         }
-        let mut starts = [0usize; crate::LOOKAHEAD];
-        for (slot, &h) in starts.iter_mut().zip(hashes) {
-            *slot = self.stage(h);
-        }
-        for (i, (&h, out)) in hashes.iter().zip(duplicates.iter_mut()).enumerate() {
-            let slot = i % crate::LOOKAHEAD;
-            let start = starts[slot];
-            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
-                starts[slot] = self.stage(ahead);
-            }
-            *out = self.observe_at(h, start);
-        }
+        let engine = self.cells.engine();
+        engine.run(ObserveBatch {
+            filter: self,
+            hashes,
+            duplicates,
+        });
         Ok(())
     }
 
@@ -328,13 +322,30 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
 
     /// Observes hashed key `h` with its eviction run starting at `start`.
     #[inline(always)]
-    fn observe_at(&mut self, h: u64, start: usize) -> bool {
+    fn observe_at<B: Backend>(&mut self, ops: Ops<W, B>, h: u64, start: usize) -> bool {
         let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
-        let kernels = self.cells.kernels();
-        let duplicate = !kernels.any_zero(self.cells.block(probe.block), probe.mask);
-        self.cells.dec_run_wrapping(start, self.params.p);
-        kernels.assign(self.cells.block_mut(probe.block), probe.mask, self.max);
+        let duplicate = !ops.any_zero(self.cells.block(probe.block), probe.mask);
+        self.cells.dec_run_wrapping(ops, start, self.params.p);
+        ops.assign(self.cells.block_mut(probe.block), probe.mask, self.max);
         duplicate
+    }
+
+    /// The batch loop of [`observe_batch_hash`](Self::observe_batch_hash),
+    /// over `ops`'s kernels.
+    #[inline(always)]
+    fn observe_run<B: Backend>(&mut self, ops: Ops<W, B>, hashes: &[u64], out: &mut [bool]) {
+        let mut starts = [0usize; crate::LOOKAHEAD];
+        for (slot, &h) in starts.iter_mut().zip(hashes) {
+            *slot = self.stage(h);
+        }
+        for (i, (&h, out)) in hashes.iter().zip(out.iter_mut()).enumerate() {
+            let slot = i % crate::LOOKAHEAD;
+            let start = starts[slot];
+            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
+                starts[slot] = self.stage(ahead);
+            }
+            *out = self.observe_at(ops, h, start);
+        }
     }
 
     /// Records `key` without asking: evicts, then sets its cells.
@@ -365,11 +376,8 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     #[inline]
     pub fn insert_hash(&mut self, h: u64) {
-        let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
-        let start = self.next_eviction();
-        self.cells.dec_run_wrapping(start, self.params.p);
-        let kernels = self.cells.kernels();
-        kernels.assign(self.cells.block_mut(probe.block), probe.mask, self.max);
+        let engine = self.cells.engine();
+        engine.run(InsertOne { filter: self, h });
     }
 
     /// Whether `key` looks present (none of its cells is zero); changes
@@ -399,11 +407,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
-        !self
-            .cells
-            .kernels()
-            .any_zero(self.cells.block(probe.block), probe.mask)
+        self.cells.engine().run(ContainsOne { filter: self, h })
     }
 
     /// Where this item's run of `P` decrements starts: a uniform random
@@ -608,5 +612,72 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
             })
             .sum();
         sum / blocks.len() as f64
+    }
+}
+
+/// [`StableBloom::observe_hash`] as one [`Body`]: the whole item inlined
+/// for the engine's instruction set.
+struct ObserveOne<'a, W: Width, S, H> {
+    filter: &'a mut StableBloom<W, S, H>,
+    h: u64,
+}
+
+impl<W: Width, S: Storage, H: BuildHasher> Body for ObserveOne<'_, W, S, H> {
+    type Output = bool;
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) -> bool {
+        let start = self.filter.next_eviction();
+        self.filter.observe_at(Ops::new(backend), self.h, start)
+    }
+}
+
+/// [`StableBloom::observe_batch_hash`] as one [`Body`].
+struct ObserveBatch<'a, W: Width, S, H> {
+    filter: &'a mut StableBloom<W, S, H>,
+    hashes: &'a [u64],
+    duplicates: &'a mut [bool],
+}
+
+impl<W: Width, S: Storage, H: BuildHasher> Body for ObserveBatch<'_, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        self.filter
+            .observe_run(Ops::new(backend), self.hashes, self.duplicates);
+    }
+}
+
+/// [`StableBloom::insert_hash`] as one [`Body`].
+struct InsertOne<'a, W: Width, S, H> {
+    filter: &'a mut StableBloom<W, S, H>,
+    h: u64,
+}
+
+impl<W: Width, S: Storage, H: BuildHasher> Body for InsertOne<'_, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let ops = Ops::<W, B>::new(backend);
+        let f = self.filter;
+        let probe = hash::probe::<W>(self.h, f.cells.block_count(), f.params.k);
+        let start = f.next_eviction();
+        f.cells.dec_run_wrapping(ops, start, f.params.p);
+        ops.assign(f.cells.block_mut(probe.block), probe.mask, f.max);
+    }
+}
+
+/// [`StableBloom::contains_hash`] as one [`Body`].
+struct ContainsOne<'a, W: Width, S, H> {
+    filter: &'a StableBloom<W, S, H>,
+    h: u64,
+}
+
+impl<W: Width, S: Storage, H> Body for ContainsOne<'_, W, S, H> {
+    type Output = bool;
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) -> bool {
+        let f = self.filter;
+        let probe = hash::probe::<W>(self.h, f.cells.block_count(), f.params.k);
+        !Ops::<W, B>::new(backend).any_zero(f.cells.block(probe.block), probe.mask)
     }
 }

@@ -340,23 +340,23 @@ fn zero_count_w4(blocks: &[Block], start: usize, len: usize) -> usize {
     zeros
 }
 
-pub(crate) static TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Portable);
-pub(crate) static TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Portable);
+pub(crate) const TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Portable);
+pub(crate) const TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Portable);
 
-pub(crate) static TABLE_W4: Kernels<W4> = Kernels {
+pub(crate) const TABLE_W4: Kernels<W4> = Kernels {
     dec_run: dec_run_w4,
     zero_count: zero_count_w4,
     ..Kernels::scalar_as(Isa::Portable)
 };
 
-pub(crate) static TABLE_W8: Kernels<W8> = Kernels {
+pub(crate) const TABLE_W8: Kernels<W8> = Kernels {
     any_zero: any_zero::<u8x16>,
     dec_run: dec_run::<u8x16>,
     zero_count: zero_count::<u8x16>,
     ..Kernels::scalar_as(Isa::Portable)
 };
 
-pub(crate) static TABLE_W16: Kernels<W16> = Kernels {
+pub(crate) const TABLE_W16: Kernels<W16> = Kernels {
     any_zero: any_zero::<u16x8>,
     max_assign: max_assign::<u16x8>,
     add_sat: add_sat::<u16x8>,
@@ -366,7 +366,7 @@ pub(crate) static TABLE_W16: Kernels<W16> = Kernels {
     ..Kernels::scalar_as(Isa::Portable)
 };
 
-pub(crate) static TABLE_W32: Kernels<W32> = Kernels {
+pub(crate) const TABLE_W32: Kernels<W32> = Kernels {
     any_zero: any_zero::<u32x4>,
     dec_run: dec_run::<u32x4>,
     zero_count: zero_count::<u32x4>,

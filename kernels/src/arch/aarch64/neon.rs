@@ -526,7 +526,7 @@ crate::dispatch::module_table!(
     w32::zero_count
 );
 
-pub(crate) static TABLE_W4: Kernels<W4> = Kernels {
+pub(crate) const TABLE_W4: Kernels<W4> = Kernels {
     isa: Isa::Neon,
     any_zero: any_zero_w4,
     min_count: min_count_w4,
@@ -538,8 +538,8 @@ pub(crate) static TABLE_W4: Kernels<W4> = Kernels {
     zero_count: zero_count_w4,
 };
 
-pub(crate) static TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Neon);
-pub(crate) static TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Neon);
+pub(crate) const TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Neon);
+pub(crate) const TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Neon);
 
 #[cfg(test)]
 mod tests {

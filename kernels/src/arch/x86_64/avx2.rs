@@ -752,8 +752,8 @@ fn zero_count_w4(blocks: &[Block], start: usize, len: usize) -> usize {
     edges + inner
 }
 
-pub(crate) static TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Avx2);
-pub(crate) static TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Avx2);
+pub(crate) const TABLE_W1: Kernels<W1> = Kernels::scalar_as(Isa::Avx2);
+pub(crate) const TABLE_W2: Kernels<W2> = Kernels::scalar_as(Isa::Avx2);
 
 crate::dispatch::module_table!(Isa::Avx2, TABLE_W4, W4, w4, dec_run_w4, zero_count_w4);
 crate::dispatch::module_table!(Isa::Avx2, TABLE_W8, W8, w8, dec_run_w8, zero_count_w8);
