@@ -37,6 +37,7 @@ use crate::hash::{self, DefaultHasher};
 use crate::stable::DefaultStorage;
 use crate::{store, Block, Cells, Error, Isa, Result, Storage, Width, W1};
 use core::hash::{BuildHasher, Hash};
+use streambloom_kernels::{Backend, Body, Ops};
 
 /// Cells (bits) per block.
 const B: usize = W1::CELLS;
@@ -317,10 +318,8 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     #[inline]
     pub fn insert_hash(&mut self, h: u64) {
-        let probe = hash::probe::<W1>(h, self.cells.block_count(), self.k);
-        let kernels = self.cells.kernels();
-        kernels.assign(self.cells.block_mut(probe.block), probe.mask, 1);
-        self.len += 1;
+        let engine = self.cells.engine();
+        engine.run(InsertOne { filter: self, h });
     }
 
     /// Whether `key` may have been inserted (`false` means it surely was
@@ -347,11 +346,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        let probe = hash::probe::<W1>(h, self.cells.block_count(), self.k);
-        !self
-            .cells
-            .kernels()
-            .any_zero(self.cells.block(probe.block), probe.mask)
+        self.cells.engine().run(ContainsOne { filter: self, h })
     }
 
     /// Empties the filter.
@@ -498,6 +493,39 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     pub fn blocks(&self) -> &[Block] {
         self.cells.blocks()
+    }
+}
+
+/// [`Classic::insert_hash`] as one [`Body`].
+struct InsertOne<'a, S, H> {
+    filter: &'a mut Classic<S, H>,
+    h: u64,
+}
+
+impl<S: Storage, H> Body for InsertOne<'_, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let f = self.filter;
+        let probe = hash::probe::<W1>(self.h, f.cells.block_count(), f.k);
+        Ops::<W1, B>::new(backend).assign(f.cells.block_mut(probe.block), probe.mask, 1);
+        f.len += 1;
+    }
+}
+
+/// [`Classic::contains_hash`] as one [`Body`].
+struct ContainsOne<'a, S, H> {
+    filter: &'a Classic<S, H>,
+    h: u64,
+}
+
+impl<S: Storage, H> Body for ContainsOne<'_, S, H> {
+    type Output = bool;
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) -> bool {
+        let f = self.filter;
+        let probe = hash::probe::<W1>(self.h, f.cells.block_count(), f.k);
+        !Ops::<W1, B>::new(backend).any_zero(f.cells.block(probe.block), probe.mask)
     }
 }
 

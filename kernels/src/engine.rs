@@ -146,6 +146,20 @@ backend!(
     Portable,
     Isa::Portable
 );
+impl Scalar {
+    /// The scalar backend, which every CPU runs: safe to make anywhere
+    /// (statistics and tests that need no speed).
+    pub const fn new() -> Scalar {
+        Scalar(())
+    }
+}
+
+impl Default for Scalar {
+    fn default() -> Scalar {
+        Scalar::new()
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 backend!(
     /// AVX2, inside [`Engine::run`]'s AVX2 instantiation.

@@ -32,7 +32,7 @@ mod width;
 
 pub use block::Block;
 pub use dispatch::{Isa, Kernels, MinCount};
-pub use engine::{Backend, Body, Engine, Ops};
+pub use engine::{Backend, Body, Engine, Ops, Scalar};
 pub use mask::Mask;
 pub use prefetch::prefetch;
 pub use width::{cell, set_cell, Width, W1, W16, W2, W32, W4, W8};

@@ -81,7 +81,7 @@ use crate::store::{blocks_named, Cells, Storage};
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
 use streambloom_kernels::{
-    cell, prefetch, set_cell, Block, Isa, Kernels, Mask, MinCount, Width, W1,
+    cell, prefetch, set_cell, Backend, Block, Body, Isa, Mask, MinCount, Ops, Width, W1,
 };
 pub use streambloom_kernels::{W16, W32, W8};
 
@@ -152,25 +152,26 @@ impl Geometry {
     }
 }
 
-/// Read access to a filter's blocks for a policy.
+/// Read access to a filter's blocks for a policy, with backend `B`'s
+/// kernels (inside [`streambloom_kernels::Engine::run`]).
 #[doc(hidden)]
-pub struct Ctx<'a, W: Width> {
+pub struct Ctx<'a, W: Width, B: Backend> {
     blocks: &'a [Block],
-    kernels: &'static Kernels<W>,
-    marker: &'static Kernels<W1>,
+    kernels: Ops<W, B>,
+    marker: Ops<W1, B>,
     geo: &'a Geometry,
 }
 
 /// Write access to a filter's blocks for a policy.
 #[doc(hidden)]
-pub struct CtxMut<'a, W: Width> {
+pub struct CtxMut<'a, W: Width, B: Backend> {
     blocks: &'a mut [Block],
-    kernels: &'static Kernels<W>,
-    marker: &'static Kernels<W1>,
+    kernels: Ops<W, B>,
+    marker: Ops<W1, B>,
     geo: &'a Geometry,
 }
 
-impl<W: Counter> Ctx<'_, W> {
+impl<W: Counter, B: Backend> Ctx<'_, W, B> {
     #[inline(always)]
     fn primary_min(&self, h: u64) -> MinCount {
         let p = self.geo.primary::<W>(h);
@@ -190,9 +191,9 @@ impl<W: Counter> Ctx<'_, W> {
     }
 }
 
-impl<W: Counter> CtxMut<'_, W> {
+impl<W: Counter, B: Backend> CtxMut<'_, W, B> {
     #[inline(always)]
-    fn shared(&self) -> Ctx<'_, W> {
+    fn shared(&self) -> Ctx<'_, W, B> {
         Ctx {
             blocks: self.blocks,
             kernels: self.kernels,
@@ -214,7 +215,6 @@ impl<W: Counter> CtxMut<'_, W> {
 #[derive(Clone)]
 pub struct Spectral<P, W: Counter = W32, S = DefaultStorage, H = DefaultHasher> {
     cells: Cells<W, S>,
-    marker: &'static Kernels<W1>,
     geo: Geometry,
     policy: P,
     hasher: H,
@@ -376,10 +376,8 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
 
     fn assemble(policy: P, storage: S, geo: Geometry, hasher: H) -> Result<Self> {
         let cells = Cells::new(storage, geo.total())?;
-        let marker = Kernels::<W1>::for_isa(cells.isa()).unwrap_or_else(Kernels::scalar);
         Ok(Spectral {
             cells,
-            marker,
             geo,
             fingerprint: fingerprint(&hasher),
             policy,
@@ -388,25 +386,26 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
         })
     }
 
+    /// Read access for a policy, with `backend`'s kernels.
     #[inline(always)]
-    fn ctx(&self) -> Ctx<'_, W> {
+    fn ctx<B: Backend>(&self, backend: B) -> Ctx<'_, W, B> {
         Ctx {
             blocks: self.cells.blocks(),
-            kernels: self.cells.kernels(),
-            marker: self.marker,
+            kernels: Ops::new(backend),
+            marker: Ops::new(backend),
             geo: &self.geo,
         }
     }
 
+    /// The policy and write access for it, with `backend`'s kernels.
     #[inline(always)]
-    fn parts(&mut self) -> (&mut P, CtxMut<'_, W>) {
-        let kernels = self.cells.kernels();
+    fn parts<B: Backend>(&mut self, backend: B) -> (&mut P, CtxMut<'_, W, B>) {
         (
             &mut self.policy,
             CtxMut {
                 blocks: self.cells.blocks_mut(),
-                kernels,
-                marker: self.marker,
+                kernels: Ops::new(backend),
+                marker: Ops::new(backend),
                 geo: &self.geo,
             },
         )
@@ -444,8 +443,8 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
             return;
         }
         self.total = self.total.saturating_add(u64::from(r));
-        let (policy, ctx) = self.parts();
-        policy.insert(ctx, h, r);
+        let engine = self.cells.engine();
+        engine.run(InsertN { filter: self, h, r });
     }
 
     /// The estimated count of `key` (see the policy for its errors).
@@ -457,7 +456,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// [`Spectral::estimate`] for a key hashed with [`Spectral::hash`].
     #[inline]
     pub fn estimate_hash(&self, h: u64) -> u32 {
-        self.policy.estimate(self.ctx(), h)
+        self.cells.engine().run(Estimate { filter: self, h })
     }
 
     /// [`Spectral::insert_hash`] for each hash of a batch, in order, with
@@ -476,16 +475,11 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
-        hashes
-            .iter()
-            .take(crate::LOOKAHEAD)
-            .for_each(|&h| self.prefetch_hash(h));
-        for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
-                self.prefetch_hash(ahead);
-            }
-            self.insert_hash(h);
-        }
+        let engine = self.cells.engine();
+        engine.run(InsertBatch {
+            filter: self,
+            hashes,
+        });
     }
 
     /// [`Spectral::estimate_hash`] for each hash of a batch, prefetching as
@@ -495,16 +489,11 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
         if hashes.len() != counts.len() {
             return Err(Error::param("counts", "must be as long as the batch"));
         }
-        hashes
-            .iter()
-            .take(crate::LOOKAHEAD)
-            .for_each(|&h| self.prefetch_hash(h));
-        for (i, (&h, count)) in hashes.iter().zip(counts).enumerate() {
-            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
-                self.prefetch_hash(ahead);
-            }
-            *count = self.estimate_hash(h);
-        }
+        self.cells.engine().run(EstimateBatch {
+            filter: self,
+            hashes,
+            counts,
+        });
         Ok(())
     }
 
@@ -552,7 +541,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// `count >= 2` is the recurring minimum of §3.3.
     #[inline]
     pub fn primary_minimum_hash(&self, h: u64) -> MinCount {
-        self.ctx().primary_min(h)
+        self.ctx(streambloom_kernels::Scalar::new()).primary_min(h)
     }
 
     /// Adds `other`'s counters to this filter's, saturating (the multiset
@@ -644,11 +633,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// Forces the kernel implementation (for tests and benchmarks); an error
     /// if this CPU lacks `isa`.
     pub fn set_isa(&mut self, isa: Isa) -> Result<()> {
-        let marker = Kernels::<W1>::for_isa(isa)
-            .ok_or(Error::param("isa", "is not available on this CPU"))?;
-        self.cells.set_isa(isa)?;
-        self.marker = marker;
-        Ok(())
+        self.cells.set_isa(isa)
     }
 
     /// The kernel implementation in use.
@@ -712,8 +697,8 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
             return;
         }
         self.total = self.total.saturating_sub(u64::from(r));
-        let (policy, ctx) = self.parts();
-        policy.remove(ctx, h, r);
+        let engine = self.cells.engine();
+        engine.run(RemoveN { filter: self, h, r });
     }
 
     /// Lemma 3's unbiased estimator `(v̄_x − kN/m) / (1 − k/m)`, where
@@ -741,5 +726,104 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
         let m = self.counters() as f64;
         let mean = sum as f64 / k;
         (mean - k * self.total as f64 / m) / (1.0 - k / m)
+    }
+}
+
+/// [`Spectral::insert_n_hash`] as one [`Body`].
+struct InsertN<'a, P, W: Counter, S, H> {
+    filter: &'a mut Spectral<P, W, S, H>,
+    h: u64,
+    r: u32,
+}
+
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for InsertN<'_, P, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let (policy, ctx) = self.filter.parts(backend);
+        policy.insert(ctx, self.h, self.r);
+    }
+}
+
+/// [`Spectral::remove_n_hash`] as one [`Body`].
+struct RemoveN<'a, P, W: Counter, S, H> {
+    filter: &'a mut Spectral<P, W, S, H>,
+    h: u64,
+    r: u32,
+}
+
+impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Body for RemoveN<'_, P, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let (policy, ctx) = self.filter.parts(backend);
+        policy.remove(ctx, self.h, self.r);
+    }
+}
+
+/// [`Spectral::estimate_hash`] as one [`Body`].
+struct Estimate<'a, P, W: Counter, S, H> {
+    filter: &'a Spectral<P, W, S, H>,
+    h: u64,
+}
+
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for Estimate<'_, P, W, S, H> {
+    type Output = u32;
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) -> u32 {
+        let f = self.filter;
+        f.policy.estimate(f.ctx(backend), self.h)
+    }
+}
+
+/// [`Spectral::insert_batch_hash`] as one [`Body`]: prefetch
+/// [`LOOKAHEAD`](crate::LOOKAHEAD) items ahead, insert in order.
+struct InsertBatch<'a, P, W: Counter, S, H> {
+    filter: &'a mut Spectral<P, W, S, H>,
+    hashes: &'a [u64],
+}
+
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for InsertBatch<'_, P, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let (f, hashes) = (self.filter, self.hashes);
+        hashes
+            .iter()
+            .take(crate::LOOKAHEAD)
+            .for_each(|&h| f.prefetch_hash(h));
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
+                f.prefetch_hash(ahead);
+            }
+            f.total = f.total.saturating_add(1);
+            let (policy, ctx) = f.parts(backend);
+            policy.insert(ctx, h, 1);
+        }
+    }
+}
+
+/// [`Spectral::estimate_batch_hash`] as one [`Body`].
+struct EstimateBatch<'a, P, W: Counter, S, H> {
+    filter: &'a Spectral<P, W, S, H>,
+    hashes: &'a [u64],
+    counts: &'a mut [u32],
+}
+
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for EstimateBatch<'_, P, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let (f, hashes) = (self.filter, self.hashes);
+        hashes
+            .iter()
+            .take(crate::LOOKAHEAD)
+            .for_each(|&h| f.prefetch_hash(h));
+        for (i, (&h, count)) in hashes.iter().zip(self.counts.iter_mut()).enumerate() {
+            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
+                f.prefetch_hash(ahead);
+            }
+            *count = f.policy.estimate(f.ctx(backend), h);
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::{Counter, Ctx, CtxMut};
 use crate::Result;
+use streambloom_kernels::Backend;
 
 pub(crate) mod sealed {
     /// Only this crate defines policies.
@@ -34,11 +35,11 @@ pub trait Policy: sealed::Sealed + Clone + core::fmt::Debug {
 
     /// Records `r >= 1` more occurrences of the item hashed to `h`.
     #[doc(hidden)]
-    fn insert<W: Counter>(&mut self, c: CtxMut<'_, W>, h: u64, r: u32);
+    fn insert<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32);
 
     /// The estimated count of the item hashed to `h`.
     #[doc(hidden)]
-    fn estimate<W: Counter>(&self, c: Ctx<'_, W>, h: u64) -> u32;
+    fn estimate<W: Counter, B: Backend>(&self, c: Ctx<'_, W, B>, h: u64) -> u32;
 
     /// Whether two filters of this policy may be united or joined.
     #[doc(hidden)]
@@ -56,7 +57,7 @@ pub trait Policy: sealed::Sealed + Clone + core::fmt::Debug {
 pub trait Removable: Policy {
     /// Takes back `r >= 1` occurrences of the item hashed to `h`.
     #[doc(hidden)]
-    fn remove<W: Counter>(&mut self, c: CtxMut<'_, W>, h: u64, r: u32);
+    fn remove<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32);
 }
 
 /// **Minimum Selection** (§2.2): an insertion adds 1 (or `r`) to each of
@@ -110,14 +111,14 @@ impl Policy for MinimumSelection {
         single(counters)
     }
 
-    #[inline]
-    fn insert<W: Counter>(&mut self, c: CtxMut<'_, W>, h: u64, r: u32) {
+    #[inline(always)]
+    fn insert<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32) {
         let p = c.geo.primary::<W>(h);
         c.kernels.add_sat(&mut c.blocks[p.block], p.mask, r);
     }
 
-    #[inline]
-    fn estimate<W: Counter>(&self, c: Ctx<'_, W>, h: u64) -> u32 {
+    #[inline(always)]
+    fn estimate<W: Counter, B: Backend>(&self, c: Ctx<'_, W, B>, h: u64) -> u32 {
         c.primary_min(h).min
     }
 
@@ -129,8 +130,8 @@ impl Policy for MinimumSelection {
 }
 
 impl Removable for MinimumSelection {
-    #[inline]
-    fn remove<W: Counter>(&mut self, c: CtxMut<'_, W>, h: u64, r: u32) {
+    #[inline(always)]
+    fn remove<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32) {
         let p = c.geo.primary::<W>(h);
         c.kernels.sub_sat(&mut c.blocks[p.block], p.mask, r);
     }
@@ -143,16 +144,16 @@ impl Policy for MinimalIncrease {
         single(counters)
     }
 
-    #[inline]
-    fn insert<W: Counter>(&mut self, c: CtxMut<'_, W>, h: u64, r: u32) {
+    #[inline(always)]
+    fn insert<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32) {
         let p = c.geo.primary::<W>(h);
         let block = &mut c.blocks[p.block];
         let min = c.kernels.min_count(block, p.mask).min;
         c.kernels.max_assign(block, p.mask, min.saturating_add(r));
     }
 
-    #[inline]
-    fn estimate<W: Counter>(&self, c: Ctx<'_, W>, h: u64) -> u32 {
+    #[inline(always)]
+    fn estimate<W: Counter, B: Backend>(&self, c: Ctx<'_, W, B>, h: u64) -> u32 {
         c.primary_min(h).min
     }
 

@@ -7,7 +7,7 @@ use crate::{Error, Result};
 #[cfg(feature = "alloc")]
 use alloc::collections::BTreeMap;
 #[cfg(feature = "alloc")]
-use streambloom_kernels::{cell, Mask};
+use streambloom_kernels::{cell, Backend, Mask};
 
 /// **Recurring Minimum** (§3.3): a primary filter updated like
 /// [`MinimumSelection`](super::MinimumSelection), plus a smaller secondary
@@ -167,7 +167,7 @@ impl RecurringMinimum {
     /// Whether `x` (hashed to `h`) is counted in the secondary, and its
     /// secondary minimum.
     #[inline]
-    fn in_secondary<W: Counter>(&self, c: &Ctx<'_, W>, h: u64) -> Option<u32> {
+    fn in_secondary<W: Counter, B: Backend>(&self, c: &Ctx<'_, W, B>, h: u64) -> Option<u32> {
         if self.has_marker() && !c.marked(h) {
             return None;
         }
@@ -180,7 +180,7 @@ impl RecurringMinimum {
     /// holds `x`, whatever its secondary counters (they may be 0 after `x`
     /// was removed); without it, when [`Self::in_secondary`] finds it.
     #[inline]
-    fn counted_in_secondary<W: Counter>(&self, c: &Ctx<'_, W>, h: u64) -> bool {
+    fn counted_in_secondary<W: Counter, B: Backend>(&self, c: &Ctx<'_, W, B>, h: u64) -> bool {
         if self.has_marker() {
             c.marked(h)
         } else {
@@ -189,10 +189,11 @@ impl RecurringMinimum {
     }
 
     #[cfg(feature = "alloc")]
-    fn trap_insert<W: Counter>(
+    #[inline(always)]
+    fn trap_insert<W: Counter, B: Backend>(
         traps: &mut BTreeMap<usize, u64>,
         marker: bool,
-        mut c: CtxMut<'_, W>,
+        mut c: CtxMut<'_, W, B>,
         h: u64,
         r: u32,
     ) {
@@ -255,7 +256,8 @@ impl Policy for RecurringMinimum {
         })
     }
 
-    fn insert<W: Counter>(&mut self, mut c: CtxMut<'_, W>, h: u64, r: u32) {
+    #[inline(always)]
+    fn insert<W: Counter, B: Backend>(&mut self, mut c: CtxMut<'_, W, B>, h: u64, r: u32) {
         let s = c.geo.secondary::<W>(h);
         #[cfg(feature = "alloc")]
         if self.is_trapping() {
@@ -286,7 +288,8 @@ impl Policy for RecurringMinimum {
         }
     }
 
-    fn estimate<W: Counter>(&self, c: Ctx<'_, W>, h: u64) -> u32 {
+    #[inline(always)]
+    fn estimate<W: Counter, B: Backend>(&self, c: Ctx<'_, W, B>, h: u64) -> u32 {
         if self.is_trapping() {
             if let Some(s) = self.in_secondary(&c, h) {
                 return s;
@@ -324,7 +327,8 @@ impl Policy for RecurringMinimum {
 }
 
 impl Removable for RecurringMinimum {
-    fn remove<W: Counter>(&mut self, c: CtxMut<'_, W>, h: u64, r: u32) {
+    #[inline(always)]
+    fn remove<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32) {
         let s = c.geo.secondary::<W>(h);
         if self.is_trapping() {
             if self.in_secondary(&c.shared(), h).is_some() {

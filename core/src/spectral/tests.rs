@@ -322,7 +322,12 @@ fn recurring_minimum_moves_single_minima_and_is_tighter_than_ms() {
             let h = rm.hash(&key);
             let single = rm.primary_minimum_hash(h).count < 2;
             assert!(
-                !single || rm.ctx().secondary_min(h).min > 0,
+                !single
+                    || rm
+                        .ctx(streambloom_kernels::Scalar::new())
+                        .secondary_min(h)
+                        .min
+                        > 0,
                 "key {key} has a single minimum but was not moved"
             );
         }
@@ -621,7 +626,9 @@ impl Marks {
         n: u32,
         audit: &mut Audit,
     ) -> bool {
-        let now = f.ctx().marked(f.hash(&key));
+        let now = f
+            .ctx(streambloom_kernels::Scalar::new())
+            .marked(f.hash(&key));
         let before = self.after_last.insert(key, now).unwrap_or(false);
         if now && !before && n > 0 && self.late.insert(key) {
             audit.late += 1;
@@ -684,7 +691,11 @@ fn audit_marker<W: Counter>(
             n + r
         };
         model.insert(key, n);
-        marks.after_last.insert(key, f.ctx().marked(f.hash(&key)));
+        marks.after_last.insert(
+            key,
+            f.ctx(streambloom_kernels::Scalar::new())
+                .marked(f.hash(&key)),
+        );
         marks.check(&f, key, n, &mut audit);
     }
     for (&key, &n) in &model {

@@ -305,7 +305,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
 
     /// Prefetches the blocks item `h` will touch and draws its eviction
     /// start (in item order: see [`observe_batch_hash`](Self::observe_batch_hash)).
-    #[inline]
+    #[inline(always)]
     fn stage(&mut self, h: u64) -> usize {
         let blocks = self.cells.block_count();
         prefetch(self.cells.block(hash::block_of(h, blocks)));
