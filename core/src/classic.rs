@@ -33,13 +33,17 @@
 //! assert!(f.predicted_fpr(10_000) <= 0.01);
 //! ```
 
-use crate::hash::{self, DefaultHasher};
+use crate::hash::{self, DefaultHasher, Placement};
 use crate::stable::DefaultStorage;
 use crate::{store, Block, Cells, Error, Isa, Result, Storage, Width, W1};
 use core::hash::{BuildHasher, Hash};
 
 /// Cells (bits) per block.
 const B: usize = W1::CELLS;
+
+/// How [`Classic`] places an item's `k` bits in its block (the measured
+/// choice: see the [`hash`] module docs).
+pub const PLACEMENT: Placement = Placement::SplitBlock;
 
 /// The size and hash count of a [`Classic`] filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -206,6 +210,9 @@ pub struct Classic<S = DefaultStorage, H = DefaultHasher> {
     hasher: H,
     k: u32,
     len: u64,
+    /// The placement under test ([`PLACEMENT`] outside tests).
+    #[cfg(test)]
+    placement: Placement,
 }
 
 impl<S: Storage, H> core::fmt::Debug for Classic<S, H> {
@@ -288,7 +295,25 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
             hasher,
             k,
             len: 0,
+            #[cfg(test)]
+            placement: PLACEMENT,
         })
+    }
+
+    /// The placement of items' bits: [`PLACEMENT`], or another in tests.
+    #[inline(always)]
+    fn placement(&self) -> Placement {
+        #[cfg(test)]
+        return self.placement;
+        #[cfg(not(test))]
+        PLACEMENT
+    }
+
+    /// Places items by `placement` instead of [`PLACEMENT`] (for the
+    /// placement comparison; call it on an empty filter).
+    #[cfg(test)]
+    pub(crate) fn set_placement(&mut self, placement: Placement) {
+        self.placement = placement;
     }
 
     /// Inserts `key`.
@@ -317,7 +342,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     #[inline]
     pub fn insert_hash(&mut self, h: u64) {
-        let probe = hash::probe::<W1>(h, self.cells.block_count(), self.k);
+        let probe = hash::probe_with::<W1>(self.placement(), h, self.cells.block_count(), self.k);
         let kernels = self.cells.kernels();
         kernels.assign(self.cells.block_mut(probe.block), probe.mask, 1);
         self.len += 1;
@@ -347,7 +372,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        let probe = hash::probe::<W1>(h, self.cells.block_count(), self.k);
+        let probe = hash::probe_with::<W1>(self.placement(), h, self.cells.block_count(), self.k);
         !self
             .cells
             .kernels()

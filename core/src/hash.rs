@@ -37,6 +37,8 @@ use core::hash::{BuildHasher, Hash};
 use streambloom_kernels::{Mask, Width};
 
 mod hasher;
+#[cfg(test)]
+mod report;
 #[cfg(feature = "std")]
 pub use hasher::random_hasher;
 pub use hasher::{seeded_hasher, DefaultHasher, KeyHasher};
@@ -136,10 +138,285 @@ pub fn cells_of<W: Width>(h: u64, k: u32) -> W::Mask {
     mask
 }
 
+/// How the `k` cells of an item are chosen inside its block. Each scheme
+/// reads the bits of `mix64(h ^ CELL_SALT)` (and further remixes when `k`
+/// needs more than 64 bits), independent of the block's remix.
+///
+/// - [`Distinct`](Placement::Distinct): `k` distinct cells, each `k`-subset
+///   of the block equally likely; a sequential rejection loop
+///   ([`cells_of`]), whose exit is data-dependent.
+/// - [`Floyd`](Placement::Floyd): the same law (each `k`-subset equally
+///   likely, up to a bias below `2^-16`), by Floyd's sampling in exactly
+///   `k` steps: step `j` draws `t` uniform in `0..=B-k+j` and takes `t`, or
+///   `B-k+j` when `t` is already taken (a conditional move, not a branch).
+///   The draws are multiply-shifts that reuse the low half of the product
+///   (Lemire's batched bounded draws) and take a fresh remix before the
+///   ranges' product passes `2^48`.
+/// - [`Sectorized`](Placement::Sectorized): the block is cut into `k`
+///   sectors of `⌊B/k⌋` or `⌈B/k⌉` cells (`B` cells a block) and cell `j`
+///   is drawn in sector `j` (multiply-shift of its own bit field). Distinct
+///   by construction.
+/// - [`SplitBlock`](Placement::SplitBlock): the block is cut into `S`
+///   sectors, `S` the smallest power of two `>= k`; the item uses `k`
+///   consecutive sectors (wrapping) from a random first one, and cell `j` is
+///   a bit field of the hash in its sector. Distinct by construction, and
+///   every cell is used with probability `k/B`, as with `Distinct`.
+/// - [`Collapsing`](Placement::Collapsing): `k` independent cells over the
+///   whole block; repeats collapse (the mask is a set), so an item has `k`
+///   cells or fewer: on average `B(1 - (1 - 1/B)^k)`.
+///
+/// All but `Distinct` compute the `k` cells independently, with no
+/// data-dependent branch. The module docs say which filter uses which, and
+/// why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Placement {
+    /// `k` distinct cells by rejection sampling ([`cells_of`]).
+    Distinct,
+    /// `k` distinct cells, each `k`-subset equally likely, by Floyd's
+    /// sampling: `k` steps, no data-dependent branch.
+    #[default]
+    Floyd,
+    /// Cell `j` in sector `j` of `k` near-equal sectors.
+    Sectorized,
+    /// `k` consecutive of a power-of-two number of sectors, from a random
+    /// first one; cell `j` a bit field within its sector.
+    SplitBlock,
+    /// `k` independent cells over the whole block, repeats collapsing.
+    Collapsing,
+}
+
+impl Placement {
+    /// Every scheme, for comparisons.
+    pub const ALL: [Placement; 5] = [
+        Placement::Distinct,
+        Placement::Floyd,
+        Placement::Sectorized,
+        Placement::SplitBlock,
+        Placement::Collapsing,
+    ];
+
+    /// The expected number of distinct cells of an item with `k` cells in
+    /// a block of `W::CELLS` (`k` capped at `W::CELLS`): `k` for every
+    /// scheme but [`Collapsing`](Placement::Collapsing), whose `k` draws
+    /// leave `B(1 - (1 - 1/B)^k)` distinct cells on average (`B` cells a
+    /// block). Each cell of a block is then among an item's cells with
+    /// probability `expected_cells / B`, which is what formulas over the
+    /// cells' marginal law (a zero fraction, Lemma 3's estimator) need.
+    ///
+    /// ```
+    /// use streambloom::hash::Placement;
+    /// use streambloom::W32;
+    /// assert_eq!(Placement::Floyd.expected_cells::<W32>(5), 5.0);
+    /// // 5 draws among 16 counters: 4.4 distinct on average.
+    /// let c = Placement::Collapsing.expected_cells::<W32>(5);
+    /// assert!((c - 16.0 * (1.0 - (15.0f64 / 16.0).powi(5))).abs() < 1e-12);
+    /// ```
+    pub fn expected_cells<W: Width>(self, k: u32) -> f64 {
+        let b = W::CELLS as f64;
+        let k = f64::from(k.min(W::CELLS as u32));
+        match self {
+            Placement::Collapsing => b * -libm::expm1(k * libm::log1p(-1.0 / b)),
+            _ => k,
+        }
+    }
+
+    /// The cells of hash `h` within a block of `W::CELLS` cells, `k` capped
+    /// at `W::CELLS` (filters reject a larger `k` at construction).
+    /// `k = 0` selects no cell.
+    ///
+    /// ```
+    /// use streambloom::hash::Placement;
+    /// use streambloom::{Mask, W8};
+    /// for place in Placement::ALL {
+    ///     let m = place.cells::<W8>(7, 5);
+    ///     if place == Placement::Collapsing {
+    ///         assert!((1..=5).contains(&m.count())); // repeats collapse
+    ///     } else {
+    ///         assert_eq!(m.count(), 5);
+    ///     }
+    /// }
+    /// ```
+    #[inline]
+    pub fn cells<W: Width>(self, h: u64, k: u32) -> W::Mask {
+        match self {
+            Placement::Distinct => cells_of::<W>(h, k),
+            Placement::Floyd => specialized::<W>(floyd::<W>, h, k),
+            Placement::Sectorized => specialized::<W>(sectorized::<W>, h, k),
+            Placement::SplitBlock => specialized::<W>(split_block::<W>, h, k),
+            Placement::Collapsing => specialized::<W>(collapsing::<W>, h, k),
+        }
+    }
+}
+
+/// Calls `f(h, k)` with `k` a constant for `k <= 8`, so that inlining
+/// unrolls the cell loop and resolves every remix at compile time.
+#[inline(always)]
+fn specialized<W: Width>(f: fn(u64, u32) -> W::Mask, h: u64, k: u32) -> W::Mask {
+    match k {
+        1 => f(h, 1),
+        2 => f(h, 2),
+        3 => f(h, 3),
+        4 => f(h, 4),
+        5 => f(h, 5),
+        6 => f(h, 6),
+        7 => f(h, 7),
+        8 => f(h, 8),
+        _ => f(h, k),
+    }
+}
+
+/// Bit fields read from the top of `mix64(seed)`, then of fresh remixes.
+/// Whether a field needs a new remix depends only on the widths taken
+/// before it, never on the data: with a constant `k` the compiler resolves
+/// it, and otherwise the branch predictor learns it.
+struct Fields {
+    seed: u64,
+    x: u64,
+    left: u32,
+    round: u64,
+}
+
+impl Fields {
+    #[inline(always)]
+    fn new(h: u64) -> Fields {
+        let seed = h ^ CELL_SALT;
+        Fields {
+            seed,
+            x: mix64(seed),
+            left: 64,
+            round: 0,
+        }
+    }
+
+    /// The next `bits` bits (`bits <= 32`; 0 gives 0).
+    #[inline(always)]
+    fn take(&mut self, bits: u32) -> u64 {
+        if self.left < bits {
+            self.round += 1;
+            self.x = mix64(self.seed ^ self.round.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+            self.left = 64;
+        }
+        let v = (self.x >> 1) >> (63 - bits);
+        self.x <<= bits;
+        self.left -= bits;
+        v
+    }
+}
+
+/// Bounded draws from `mix64(seed)`, then fresh remixes: `below(n)` is
+/// the high half of `x·n` and keeps the low half as the next `x`. Each draw
+/// is biased by at most the product of the ranges drawn from one remix over
+/// `2^64`; a remix serves ranges whose product stays below `2^48`. Whether
+/// a draw takes a fresh remix depends only on the ranges, never on the
+/// data.
+struct Dice {
+    seed: u64,
+    x: u64,
+    used: u32,
+    round: u64,
+}
+
+impl Dice {
+    #[inline(always)]
+    fn new(h: u64) -> Dice {
+        let seed = h ^ CELL_SALT;
+        Dice {
+            seed,
+            x: mix64(seed),
+            used: 0,
+            round: 0,
+        }
+    }
+
+    /// Uniform in `0..n`, for `1 <= n <= 2^16`.
+    #[inline(always)]
+    fn below(&mut self, n: u64) -> u64 {
+        let bits = 64 - (n - 1).leading_zeros();
+        if self.used + bits > 48 {
+            self.round += 1;
+            self.x = mix64(self.seed ^ self.round.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+            self.used = 0;
+        }
+        self.used += bits;
+        let wide = u128::from(self.x) * u128::from(n);
+        self.x = wide as u64;
+        (wide >> 64) as u64
+    }
+}
+
+#[inline(always)]
+fn floyd<W: Width>(h: u64, k: u32) -> W::Mask {
+    let b = W::CELLS;
+    let k = k.min(b as u32) as usize;
+    let mut mask = W::Mask::default();
+    let mut dice = Dice::new(h);
+    for j in b - k..b {
+        let t = dice.below(j as u64 + 1) as usize;
+        let cell = if mask.contains(t) { j } else { t };
+        mask = mask.with(cell);
+    }
+    mask
+}
+
+#[inline(always)]
+fn sectorized<W: Width>(h: u64, k: u32) -> W::Mask {
+    let b = W::CELLS;
+    let k = k.min(b as u32) as usize;
+    let mut mask = W::Mask::default();
+    if k == 0 {
+        return mask;
+    }
+    // Enough bits that multiply-shift onto a sector is uniform within
+    // 2^-8 of a cell's probability.
+    let widest = b.div_ceil(k);
+    let bits = usize::BITS - (widest - 1).leading_zeros() + 8;
+    let mut f = Fields::new(h);
+    for j in 0..k {
+        let start = j * b / k;
+        let size = (j + 1) * b / k - start;
+        let cell = start + ((f.take(bits) * size as u64) >> bits) as usize;
+        mask = mask.with(cell);
+    }
+    mask
+}
+
+#[inline(always)]
+fn split_block<W: Width>(h: u64, k: u32) -> W::Mask {
+    let b = W::CELLS;
+    let k = k.min(b as u32);
+    let mut mask = W::Mask::default();
+    if k == 0 {
+        return mask;
+    }
+    let sectors = k.next_power_of_two();
+    let sector_bits = sectors.trailing_zeros();
+    let cell_bits = b.trailing_zeros() - sector_bits;
+    let mut f = Fields::new(h);
+    let first = f.take(sector_bits) as u32;
+    for j in 0..k {
+        let sector = (first + j) & (sectors - 1);
+        let cell = ((sector as usize) << cell_bits) | f.take(cell_bits) as usize;
+        mask = mask.with(cell);
+    }
+    mask
+}
+
+#[inline(always)]
+fn collapsing<W: Width>(h: u64, k: u32) -> W::Mask {
+    let b = W::CELLS;
+    let bits = b.trailing_zeros();
+    let mut mask = W::Mask::default();
+    let mut f = Fields::new(h);
+    for _ in 0..k.min(b as u32) {
+        mask = mask.with(f.take(bits) as usize);
+    }
+    mask
+}
+
 /// The [`Probe`] of hash `h` in a filter of `blocks` blocks with `k` cells
-/// per item: [`block_of`] and [`cells_of`], so any 64-bit value is a valid
-/// `h` (sequential ids and 32-bit hashes included), and `k` is capped at
-/// `W::CELLS`.
+/// per item, placed by [`Placement::default()`]: [`block_of`] and
+/// [`Placement::cells`], so any 64-bit value is a valid `h` (sequential ids
+/// and 32-bit hashes included), and `k` is capped at `W::CELLS`.
 ///
 /// ```
 /// use streambloom::hash::probe;
@@ -150,9 +427,23 @@ pub fn cells_of<W: Width>(h: u64, k: u32) -> W::Mask {
 /// ```
 #[inline(always)]
 pub fn probe<W: Width>(h: u64, blocks: usize, k: u32) -> Probe<W> {
+    probe_with::<W>(Placement::default(), h, blocks, k)
+}
+
+/// [`probe`] with the cells placed by `placement`.
+///
+/// ```
+/// use streambloom::hash::{probe, probe_with, Placement};
+/// use streambloom::W8;
+/// assert_eq!(probe_with::<W8>(Placement::default(), 42, 1000, 5), probe::<W8>(42, 1000, 5));
+/// let d = probe_with::<W8>(Placement::Distinct, 42, 1000, 5);
+/// assert_eq!(d.block, probe::<W8>(42, 1000, 5).block); // the block does not depend on it
+/// ```
+#[inline(always)]
+pub fn probe_with<W: Width>(placement: Placement, h: u64, blocks: usize, k: u32) -> Probe<W> {
     Probe {
         block: block_of(h, blocks),
-        mask: cells_of::<W>(h, k),
+        mask: placement.cells::<W>(h, k),
     }
 }
 

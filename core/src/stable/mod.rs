@@ -81,9 +81,14 @@ mod tests;
 
 pub use plan::{blocked_fpr, stable_point, Eviction, StableParams, PLAN_MAX_RUN_BLOCKS};
 
-use crate::hash::{self, DefaultHasher};
+use crate::hash::{self, DefaultHasher, Placement};
 use crate::{Block, Cells, Error, Isa, Result, Rng, Storage, Width};
 use streambloom_kernels::prefetch;
+
+/// How [`StableBloom`] places an item's `K` cells in its block (the
+/// measured choice: see the [`hash`] module docs). [`blocked_fpr`],
+/// [`stable_point`] and [`StableBloom::current_fpr`] assume it.
+pub const PLACEMENT: Placement = Placement::Floyd;
 
 /// Keys [`StableBloom::observe_batch`] hashes at a time (a stack buffer).
 const BATCH: usize = 256;
@@ -114,6 +119,9 @@ pub struct StableBloom<W: Width, S = DefaultStorage, H = DefaultHasher> {
     max: u32,
     /// Next cell the sweep decrements ([`Eviction::Sweep`] only).
     cursor: usize,
+    /// The placement under test ([`PLACEMENT`] outside tests).
+    #[cfg(test)]
+    placement: Placement,
 }
 
 impl<W: Width, S: Storage, H> core::fmt::Debug for StableBloom<W, S, H> {
@@ -206,7 +214,25 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
             max: params.max(),
             params,
             cursor: 0,
+            #[cfg(test)]
+            placement: PLACEMENT,
         })
+    }
+
+    /// The placement of items' cells: [`PLACEMENT`], or another in tests.
+    #[inline(always)]
+    fn placement(&self) -> Placement {
+        #[cfg(test)]
+        return self.placement;
+        #[cfg(not(test))]
+        PLACEMENT
+    }
+
+    /// Places items by `placement` instead of [`PLACEMENT`] (for the
+    /// placement comparison; call it on an empty filter).
+    #[cfg(test)]
+    pub(crate) fn set_placement(&mut self, placement: Placement) {
+        self.placement = placement;
     }
 
     /// Observes `key`: returns whether it looked like a duplicate (none of
@@ -329,7 +355,8 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// Observes hashed key `h` with its eviction run starting at `start`.
     #[inline(always)]
     fn observe_at(&mut self, h: u64, start: usize) -> bool {
-        let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
+        let probe =
+            hash::probe_with::<W>(self.placement(), h, self.cells.block_count(), self.params.k);
         let kernels = self.cells.kernels();
         let duplicate = !kernels.any_zero(self.cells.block(probe.block), probe.mask);
         self.cells.dec_run_wrapping(start, self.params.p);
@@ -365,7 +392,8 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     #[inline]
     pub fn insert_hash(&mut self, h: u64) {
-        let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
+        let probe =
+            hash::probe_with::<W>(self.placement(), h, self.cells.block_count(), self.params.k);
         let start = self.next_eviction();
         self.cells.dec_run_wrapping(start, self.params.p);
         let kernels = self.cells.kernels();
@@ -399,7 +427,8 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
+        let probe =
+            hash::probe_with::<W>(self.placement(), h, self.cells.block_count(), self.params.k);
         !self
             .cells
             .kernels()

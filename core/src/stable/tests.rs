@@ -115,7 +115,7 @@ impl Model {
     }
 
     fn locate<W: Width>(&self, h: u64) -> Vec<usize> {
-        let probe = hash::probe::<W>(h, self.blocks, self.params.k);
+        let probe = hash::probe_with::<W>(super::PLACEMENT, h, self.blocks, self.params.k);
         let mut mask = probe.mask;
         let mut out = Vec::new();
         while let Some(i) = mask.pop_lowest() {
