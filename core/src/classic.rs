@@ -115,7 +115,9 @@ impl ClassicParams {
     /// block holding `i` items with probability `Pois(i; n/blocks)` and each
     /// of its `B = 512` bits then being clear with probability
     /// `(1 - k/B)^i`. (Putze et al. write `(1 - 1/B)^(ik)`, `k` draws with
-    /// repetition; this crate draws `k` distinct bits, hence `(1 - k/B)^i`.)
+    /// repetition; this crate places `k` distinct bits, split-block style
+    /// ([`PLACEMENT`]), so an item sets a given bit with probability `k/B`,
+    /// hence `(1 - k/B)^i`.)
     /// Computed numerically over the loads within 12 standard deviations of
     /// the mean (1 when all of those saturate a block).
     ///

@@ -7,12 +7,73 @@
 //!
 //! - the block is `⌊mix64(h) · blocks / 2^64⌋` (a remix of `h`, then
 //!   multiply-shift range reduction: no `%`);
-//! - the cells are drawn `log2(cells per block)` bits at a time from a
-//!   second, independent remix of `h`, re-mixing when the bits run out, and
-//!   **drawn without repetition**: a repeated index is drawn again, so an
-//!   item always has exactly `k` distinct cells. (Letting repeats collapse
-//!   would cost accuracy: 5 cells drawn from a 64-cell block repeat 15 % of
-//!   the time.)
+//! - the `k` cells come from a second, independent remix of `h`, placed
+//!   by one of the [`Placement`] schemes. Each filter uses the scheme the
+//!   measurements below chose for it: [`classic::PLACEMENT`] (split-block),
+//!   [`stable::PLACEMENT`] (Floyd) and [`spectral::PLACEMENT`]
+//!   (collapsing repeats); [`probe`] uses [`Placement::default()`], Floyd.
+//!   None is a rejection loop: the cells take a fixed number of steps with
+//!   no data-dependent branch, and `k <= 8` is specialized at compile time.
+//!
+//! **The choice.** At equal memory, the fastest scheme whose accuracy is
+//! within 5 % of the best one's. Accuracy, one run of
+//! `cargo test --release -p streambloom --lib report_placement -- --ignored --nocapture`
+//! (mean ± standard error over runs; `Distinct` is the rejection sampling
+//! used before, and `Floyd` draws from the same law, so it matches it
+//! within noise):
+//!
+//! | filter, setting | Distinct | Sectorized | SplitBlock | Collapsing |
+//! |---|---|---|---|---|
+//! | Classic 2^20 bits, k = 7, FPR at n = 100 000 | 0.00777 | +2.3 % | +0.5 % | +1.2 % |
+//! | same, n = 150 000 | 0.0438 | +1.4 % | +1.3 % | −0.0 % |
+//! | Stable W8 d 3 K 5 P 67 Random, FPR | 0.0224 | +5.3 % | +8.3 % | +3.6 % |
+//! | same, Sweep | 0.0154 | +13 % | +13 % | +6.0 % |
+//! | Stable W4 d 3 K 3 P 86 Random / Sweep, FPR | 0.0123 / 0.0098 | +1.6 / +5.5 % | +1.4 / +4.1 % | +5.0 / +6.0 % |
+//! | Stable W16 d 4 K 6 P 64 Random, FPR (zero fraction vs `stable_point` 0.261) | 0.247 (0.260) | +3.2 % (0.262) | +3.0 % (0.260) | −6.8 % (0.287) |
+//! | Spectral error ratio, γ = 0.7, MS / MI / RM, W8 | 0.083 / 0.068 / 0.128 | +6 / +5 / +1 % | +6 / +5 / +2 % | +1 / +1 / −1 % |
+//! | same, W16 | 0.060 / 0.040 / 0.111 | +14 / +15 / +12 % | +13 / +16 / +12 % | +0 / +3 / −5 % |
+//! | same, W32 | 0.092 / 0.066 / 0.160 | +19 / +25 / +15 % | +21 / +27 / +18 % | −8 / −8 / −12 % |
+//! | same, γ = 1.0, W32 | 0.184 / 0.140 / 0.339 | +12 / +14 / +5 % | +13 / +17 / +7 % | −9 / −10 / −14 % |
+//!
+//! Floyd, same run: Classic 0.00768 / 0.0439; Stable W8 Random / Sweep
+//! 0.0224 / 0.0155, zero fraction 0.6041 against `stable_point` 0.6042;
+//! Spectral W32 γ = 0.7 MS / MI / RM 0.094 / 0.069 / 0.160.
+//! (Standard errors: 0.5–1 % of the value for Classic, 1–2 % for Stable,
+//! 1.5–2.5 % for Spectral.) In-cache cost of an insert at 16 KiB, ns per
+//! item, two runs of `cargo test --release -p streambloom --lib
+//! report_placement_speed -- --ignored --nocapture` on a loaded 2-core
+//! Zen 3 (load 3; noisy):
+//!
+//! | scheme | Classic k = 7 | Stable W8 K = 5 observe | Spectral MS W32 | MS W8 |
+//! |---|---|---|---|---|
+//! | Distinct | 88.7 / 82.3 | 23.5 / 22.9 | 20.5 / 21.0 | 14.9 / 14.0 |
+//! | Floyd | 164 / 143 | 19.9 / 19.6 | 10.9 / 10.9 | 14.6 / 10.7 |
+//! | Sectorized | 74.3 / 60.5 | 27.2 / 23.1 | 14.0 / 13.9 | 14.7 / 14.7 |
+//! | SplitBlock | 67.1 / 56.2 | 28.6 / 20.5 | 17.3 / 12.0 | 16.4 / 16.3 |
+//! | Collapsing | 133 / 161 | 22.8 / 18.6 | 9.7 / 13.8 | 13.5 / 14.0 |
+//!
+//! - **Spectral: collapsing repeats.** The most accurate everywhere (8–14 %
+//!   fewer errors than distinct draws at W32, where sectors of 3–4 counters
+//!   hurt the sectorized schemes most; equal within noise at W8 and W16) and
+//!   among the cheapest. Lemma 3's estimator follows it
+//!   ([`Placement::expected_cells`]).
+//! - **Stable: Floyd.** No other scheme stays within 5 % at every setting
+//!   (W8 with Sweep: collapsing +6 %, sectorized and split-block +13 %), and
+//!   Floyd draws the same law as the rejection loop, so [`stable_point`],
+//!   [`blocked_fpr`] and `current_fpr` hold unchanged; it is as fast as the
+//!   fastest within noise.
+//! - **Classic: split-block.** Every scheme is within 2.3 % of the best, and
+//!   split-block (one bit in each of `k` of 8 words of the block for
+//!   `k` in 5..=8) is the fastest on the 1-bit path. Each bit is set by an
+//!   item with probability `k/512`, independently across items, as with
+//!   distinct draws, so [`ClassicParams::predicted_fpr`] holds as before.
+//!
+//! [`classic::PLACEMENT`]: crate::classic::PLACEMENT
+//! [`stable::PLACEMENT`]: crate::stable::PLACEMENT
+//! [`spectral::PLACEMENT`]: crate::spectral::PLACEMENT
+//! [`stable_point`]: crate::stable::stable_point
+//! [`blocked_fpr`]: crate::stable::blocked_fpr
+//! [`ClassicParams::predicted_fpr`]: crate::ClassicParams::predicted_fpr
 //!
 //! Every keyed operation of every filter has a `*_hash(u64)` form taking
 //! this 64-bit hash directly, for callers who already hold one. Because
@@ -452,11 +513,19 @@ mod tests {
     use super::*;
     use streambloom_kernels::{W1, W32, W4, W8};
 
+    /// Every scheme but `Collapsing` gives exactly `k` cells; `Collapsing`
+    /// gives between 1 and `k`.
     fn exact_k<W: Width>() {
-        for k in [1, 2, 5, 16] {
-            for h in 0..if cfg!(miri) { 20 } else { 2000u64 } {
-                let m = cells_of::<W>(mix64(h), k);
-                assert_eq!(m.count(), k);
+        for place in Placement::ALL {
+            for k in [1, 2, 3, 5, 7, 9, 16, W::CELLS as u32] {
+                for h in 0..if cfg!(miri) { 20 } else { 2000u64 } {
+                    let n = place.cells::<W>(mix64(h), k).count();
+                    if place == Placement::Collapsing {
+                        assert!((1..=k).contains(&n), "{place:?} k {k}: {n}");
+                    } else {
+                        assert_eq!(n, k, "{place:?}");
+                    }
+                }
             }
         }
     }
@@ -472,9 +541,17 @@ mod tests {
 
     #[test]
     fn k_above_the_block_is_capped() {
-        assert_eq!(cells_of::<W32>(3, 17).count(), 16);
-        assert_eq!(cells_of::<W32>(3, u32::MAX).count(), 16);
-        assert_eq!(cells_of::<W1>(u64::MAX, 513).count(), 512);
+        for place in Placement::ALL {
+            let full = place != Placement::Collapsing;
+            for (got, cells) in [
+                (place.cells::<W32>(3, 17).count(), 16),
+                (place.cells::<W32>(3, u32::MAX).count(), 16),
+                (place.cells::<W1>(u64::MAX, 513).count(), 512),
+            ] {
+                assert!(got <= cells && (got == cells || !full), "{place:?}");
+            }
+            assert_eq!(place.cells::<W8>(3, 0).count(), 0);
+        }
         let p = probe::<W8>(5, 3, u32::MAX);
         assert!(p.block < 3);
         assert_eq!(p.mask.count(), 64);
@@ -499,11 +576,21 @@ mod tests {
     /// mean is large enough for the normal approximation: callers keep it
     /// above 100).
     fn bins_within(hist: &[u32], n: u64, p: f64, what: &str) {
-        let mean = n as f64 * p;
-        assert!(mean >= 100.0, "{what}: too few items per bin");
-        let sd = libm::sqrt(n as f64 * p * (1.0 - p));
+        bins_within_each(hist, n, |_| p, what);
+    }
+
+    /// [`bins_within`] with probability `p(i)` for bin `i`.
+    fn bins_within_each(hist: &[u32], n: u64, p: impl Fn(usize) -> f64, what: &str) {
         let limit = libm::sqrt(2.0 * libm::log(2.0 * hist.len() as f64 / 1e-6));
         for (i, &h) in hist.iter().enumerate() {
+            let p = p(i);
+            if p >= 1.0 {
+                assert_eq!(u64::from(h), n, "{what}: bin {i} is certain");
+                continue;
+            }
+            let mean = n as f64 * p;
+            assert!(mean >= 100.0, "{what}: too few items per bin");
+            let sd = libm::sqrt(n as f64 * p * (1.0 - p));
             let z = (f64::from(h) - mean) / sd;
             assert!(
                 z.abs() < limit,
@@ -526,24 +613,27 @@ mod tests {
         }
     }
 
-    /// Every cell of a block is among an item's `k` with probability
-    /// `k / cells`, and every pair of cells with probability
-    /// `k(k-1) / (cells (cells-1))`, for the first loop of [`cells_of`]
-    /// (small `k`) and for its collision path (`k` close to the cells or
-    /// past one word of draws). Each bin counts independent items, so it is
-    /// binomial ([`bins_within`]).
-    fn all_cells_uniform<W: Width>(k: u32, n: u64) {
+    /// The law of each scheme's cells. Every cell of a block is among an
+    /// item's cells with probability `k / cells` (`Distinct`, `Floyd`,
+    /// `SplitBlock`), `1 / size` of its sector (`Sectorized`), or
+    /// `1 - (1 - 1/cells)^k` (`Collapsing`). For the schemes drawing a
+    /// uniform `k`-subset (`Distinct`, `Floyd`), every pair of cells is
+    /// also among them with probability `k(k-1) / (cells (cells-1))`. The
+    /// sizes cover [`cells_of`]'s first loop (small `k`) and its collision
+    /// path (`k` close to the cells or past one word of draws), and the
+    /// other schemes' remixes past one word. Each bin counts independent
+    /// items, so it is binomial ([`bins_within`]).
+    fn all_cells_uniform<W: Width>(place: Placement, k: u32, n: u64) {
         let c = W::CELLS;
         let mut single = std::vec![0u32; c];
         let mut pairs = std::vec![0u32; c * c];
         let mut cells = std::vec::Vec::with_capacity(k as usize);
         for i in 0..n {
-            let mut m = cells_of::<W>(mix64(i ^ 0xC0FF_EE00), k);
+            let mut m = place.cells::<W>(mix64(i ^ 0xC0FF_EE00), k);
             cells.clear();
             while let Some(x) = m.pop_lowest() {
                 cells.push(x);
             }
-            assert_eq!(cells.len(), k as usize);
             for (a, &x) in cells.iter().enumerate() {
                 single[x] += 1;
                 for &y in &cells[a + 1..] {
@@ -552,8 +642,27 @@ mod tests {
             }
         }
         let (kf, cf) = (f64::from(k), c as f64);
-        let what = std::format!("{} cells, k {k}", c);
-        bins_within(&single, n, kf / cf, &what);
+        let what = std::format!("{place:?}, {} cells, k {k}", c);
+        let ku = k as usize;
+        let sector_size = |x: usize| {
+            let j = (0..ku).find(|&j| x < (j + 1) * c / ku).unwrap_or(0);
+            (j + 1) * c / ku - j * c / ku
+        };
+        match place {
+            Placement::Sectorized => {
+                bins_within_each(&single, n, |x| 1.0 / sector_size(x) as f64, &what);
+                return;
+            }
+            Placement::Collapsing => {
+                bins_within(&single, n, -libm::expm1(kf * libm::log1p(-1.0 / cf)), &what);
+                return;
+            }
+            Placement::SplitBlock => {
+                bins_within(&single, n, kf / cf, &what);
+                return;
+            }
+            Placement::Distinct | Placement::Floyd => bins_within(&single, n, kf / cf, &what),
+        }
         let upper: std::vec::Vec<u32> = (0..c)
             .flat_map(|x| (x + 1..c).map(move |y| (x, y)))
             .map(|(x, y)| pairs[x * c + y])
@@ -571,13 +680,16 @@ mod tests {
     fn cells_are_uniform() {
         // First loop only (no collision is likely), then the collision path:
         // 12 draws of 16 cells almost always collide; 40 of 64 and 20 of 512
-        // need more than one word of draws.
-        all_cells_uniform::<W32>(2, 40_000);
-        all_cells_uniform::<W32>(12, 40_000);
-        all_cells_uniform::<W8>(5, 40_000);
-        all_cells_uniform::<W8>(40, 20_000);
-        all_cells_uniform::<W4>(9, 20_000);
-        all_cells_uniform::<W1>(20, 20_000);
+        // need more than one word of draws (or remix for the other schemes).
+        for place in Placement::ALL {
+            all_cells_uniform::<W32>(place, 2, 40_000);
+            all_cells_uniform::<W32>(place, 5, 40_000);
+            all_cells_uniform::<W32>(place, 12, 40_000);
+            all_cells_uniform::<W8>(place, 5, 40_000);
+            all_cells_uniform::<W8>(place, 40, 20_000);
+            all_cells_uniform::<W4>(place, 9, 20_000);
+            all_cells_uniform::<W1>(place, 20, 40_000);
+        }
     }
 
     /// The block and the cells of an item are independent, also for

@@ -437,7 +437,8 @@ fn unbiased_estimator_averages_to_the_truth() {
         let (b, k) = (W32::CELLS as f64, f64::from(f.k()));
         let mean_d = f.geo.placement().expected_cells::<W32>(f.k());
         let var_d = if mean_d < k {
-            let pair = b * (b - 1.0)
+            let pair = b
+                * (b - 1.0)
                 * (1.0 - 2.0 * libm::pow(1.0 - 1.0 / b, k) + libm::pow(1.0 - 2.0 / b, k));
             mean_d + pair - mean_d * mean_d
         } else {

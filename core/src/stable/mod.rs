@@ -11,7 +11,7 @@
 //! item, [`StableBloom::observe`]:
 //!
 //! 1. probes the item's `K` cells (one block, `K` distinct cells of it,
-//!    [`hash::probe`]): the item *looks like a duplicate* iff none of them
+//!    each `K`-subset equally likely: [`PLACEMENT`]): the item *looks like a duplicate* iff none of them
 //!    is zero;
 //! 2. decrements `P` consecutive cells (saturating at 0, wrapping past the
 //!    last cell), from a random start ([`Eviction::Random`], the paper's
