@@ -182,7 +182,8 @@ impl<W: Counter> MiWithDeletes<W> {
         }
     }
     fn probe(&self, v: u64) -> hash::Probe<W> {
-        hash::probe::<W>(
+        hash::probe_with::<W>(
+            streambloom::spectral::PLACEMENT,
             hash::hash_key(&self.hasher, &v),
             self.blocks.len(),
             K as u32,

@@ -33,7 +33,7 @@
 //! assert!(f.predicted_fpr(10_000) <= 0.01);
 //! ```
 
-use crate::hash::{self, DefaultHasher};
+use crate::hash::{self, DefaultHasher, Placement};
 use crate::stable::DefaultStorage;
 use crate::{store, Block, Cells, Error, Isa, Result, Storage, Width, W1};
 use core::hash::{BuildHasher, Hash};
@@ -41,6 +41,10 @@ use streambloom_kernels::{Backend, Body, Ops};
 
 /// Cells (bits) per block.
 const B: usize = W1::CELLS;
+
+/// How [`Classic`] places an item's `k` bits in its block (the measured
+/// choice: see the [`hash`] module docs).
+pub const PLACEMENT: Placement = Placement::SplitBlock;
 
 /// The size and hash count of a [`Classic`] filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -112,7 +116,9 @@ impl ClassicParams {
     /// block holding `i` items with probability `Pois(i; n/blocks)` and each
     /// of its `B = 512` bits then being clear with probability
     /// `(1 - k/B)^i`. (Putze et al. write `(1 - 1/B)^(ik)`, `k` draws with
-    /// repetition; this crate draws `k` distinct bits, hence `(1 - k/B)^i`.)
+    /// repetition; this crate places `k` distinct bits, split-block style
+    /// ([`PLACEMENT`]), so an item sets a given bit with probability `k/B`,
+    /// hence `(1 - k/B)^i`.)
     /// Computed numerically over the loads within 12 standard deviations of
     /// the mean (1 when all of those saturate a block).
     ///
@@ -207,6 +213,9 @@ pub struct Classic<S = DefaultStorage, H = DefaultHasher> {
     hasher: H,
     k: u32,
     len: u64,
+    /// The placement under test ([`PLACEMENT`] outside tests).
+    #[cfg(test)]
+    placement: Placement,
 }
 
 impl<S: Storage, H> core::fmt::Debug for Classic<S, H> {
@@ -289,7 +298,25 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
             hasher,
             k,
             len: 0,
+            #[cfg(test)]
+            placement: PLACEMENT,
         })
+    }
+
+    /// The placement of items' bits: [`PLACEMENT`], or another in tests.
+    #[inline(always)]
+    fn placement(&self) -> Placement {
+        #[cfg(test)]
+        return self.placement;
+        #[cfg(not(test))]
+        PLACEMENT
+    }
+
+    /// Places items by `placement` instead of [`PLACEMENT`] (for the
+    /// placement comparison; call it on an empty filter).
+    #[cfg(test)]
+    pub(crate) fn set_placement(&mut self, placement: Placement) {
+        self.placement = placement;
     }
 
     /// Inserts `key`.
@@ -502,12 +529,12 @@ struct InsertOne<'a, S, H> {
     h: u64,
 }
 
-impl<S: Storage, H> Body for InsertOne<'_, S, H> {
+impl<S: Storage, H: BuildHasher> Body for InsertOne<'_, S, H> {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let f = self.filter;
-        let probe = hash::probe::<W1>(self.h, f.cells.block_count(), f.k);
+        let probe = hash::probe_with::<W1>(f.placement(), self.h, f.cells.block_count(), f.k);
         Ops::<W1, B>::new(backend).assign(f.cells.block_mut(probe.block), probe.mask, 1);
         f.len += 1;
     }
@@ -519,12 +546,12 @@ struct ContainsOne<'a, S, H> {
     h: u64,
 }
 
-impl<S: Storage, H> Body for ContainsOne<'_, S, H> {
+impl<S: Storage, H: BuildHasher> Body for ContainsOne<'_, S, H> {
     type Output = bool;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> bool {
         let f = self.filter;
-        let probe = hash::probe::<W1>(self.h, f.cells.block_count(), f.k);
+        let probe = hash::probe_with::<W1>(f.placement(), self.h, f.cells.block_count(), f.k);
         !Ops::<W1, B>::new(backend).any_zero(f.cells.block(probe.block), probe.mask)
     }
 }

@@ -7,12 +7,73 @@
 //!
 //! - the block is `⌊mix64(h) · blocks / 2^64⌋` (a remix of `h`, then
 //!   multiply-shift range reduction: no `%`);
-//! - the cells are drawn `log2(cells per block)` bits at a time from a
-//!   second, independent remix of `h`, re-mixing when the bits run out, and
-//!   **drawn without repetition**: a repeated index is drawn again, so an
-//!   item always has exactly `k` distinct cells. (Letting repeats collapse
-//!   would cost accuracy: 5 cells drawn from a 64-cell block repeat 15 % of
-//!   the time.)
+//! - the `k` cells come from a second, independent remix of `h`, placed
+//!   by one of the [`Placement`] schemes. Each filter uses the scheme the
+//!   measurements below chose for it: [`classic::PLACEMENT`] (split-block),
+//!   [`stable::PLACEMENT`] (Floyd) and [`spectral::PLACEMENT`]
+//!   (collapsing repeats); [`probe`] uses [`Placement::default()`], Floyd.
+//!   None is a rejection loop: the cells take a fixed number of steps with
+//!   no data-dependent branch, and `k <= 8` is specialized at compile time.
+//!
+//! **The choice.** At equal memory, the fastest scheme whose accuracy is
+//! within 5 % of the best one's. Accuracy, one run of
+//! `cargo test --release -p streambloom --lib report_placement -- --ignored --nocapture`
+//! (mean ± standard error over runs; `Distinct` is the rejection sampling
+//! used before, and `Floyd` draws from the same law, so it matches it
+//! within noise):
+//!
+//! | filter, setting | Distinct | Sectorized | SplitBlock | Collapsing |
+//! |---|---|---|---|---|
+//! | Classic 2^20 bits, k = 7, FPR at n = 100 000 | 0.00777 | +2.3 % | +0.5 % | +1.2 % |
+//! | same, n = 150 000 | 0.0438 | +1.4 % | +1.3 % | −0.0 % |
+//! | Stable W8 d 3 K 5 P 67 Random, FPR | 0.0224 | +5.3 % | +8.3 % | +3.6 % |
+//! | same, Sweep | 0.0154 | +13 % | +13 % | +6.0 % |
+//! | Stable W4 d 3 K 3 P 86 Random / Sweep, FPR | 0.0123 / 0.0098 | +1.6 / +5.5 % | +1.4 / +4.1 % | +5.0 / +6.0 % |
+//! | Stable W16 d 4 K 6 P 64 Random, FPR (zero fraction vs `stable_point` 0.261) | 0.247 (0.260) | +3.2 % (0.262) | +3.0 % (0.260) | −6.8 % (0.287) |
+//! | Spectral error ratio, γ = 0.7, MS / MI / RM, W8 | 0.083 / 0.068 / 0.128 | +6 / +5 / +1 % | +6 / +5 / +2 % | +1 / +1 / −1 % |
+//! | same, W16 | 0.060 / 0.040 / 0.111 | +14 / +15 / +12 % | +13 / +16 / +12 % | +0 / +3 / −5 % |
+//! | same, W32 | 0.092 / 0.066 / 0.160 | +19 / +25 / +15 % | +21 / +27 / +18 % | −8 / −8 / −12 % |
+//! | same, γ = 1.0, W32 | 0.184 / 0.140 / 0.339 | +12 / +14 / +5 % | +13 / +17 / +7 % | −9 / −10 / −14 % |
+//!
+//! Floyd, same run: Classic 0.00768 / 0.0439; Stable W8 Random / Sweep
+//! 0.0224 / 0.0155, zero fraction 0.6041 against `stable_point` 0.6042;
+//! Spectral W32 γ = 0.7 MS / MI / RM 0.094 / 0.069 / 0.160.
+//! (Standard errors: 0.5–1 % of the value for Classic, 1–2 % for Stable,
+//! 1.5–2.5 % for Spectral.) In-cache cost of an insert at 16 KiB, ns per
+//! item, two runs of `cargo test --release -p streambloom --lib
+//! report_placement_speed -- --ignored --nocapture` on a loaded 2-core
+//! Zen 3 (load 3; noisy):
+//!
+//! | scheme | Classic k = 7 | Stable W8 K = 5 observe | Spectral MS W32 | MS W8 |
+//! |---|---|---|---|---|
+//! | Distinct | 88.7 / 82.3 | 23.5 / 22.9 | 20.5 / 21.0 | 14.9 / 14.0 |
+//! | Floyd | 164 / 143 | 19.9 / 19.6 | 10.9 / 10.9 | 14.6 / 10.7 |
+//! | Sectorized | 74.3 / 60.5 | 27.2 / 23.1 | 14.0 / 13.9 | 14.7 / 14.7 |
+//! | SplitBlock | 67.1 / 56.2 | 28.6 / 20.5 | 17.3 / 12.0 | 16.4 / 16.3 |
+//! | Collapsing | 133 / 161 | 22.8 / 18.6 | 9.7 / 13.8 | 13.5 / 14.0 |
+//!
+//! - **Spectral: collapsing repeats.** The most accurate everywhere (8–14 %
+//!   fewer errors than distinct draws at W32, where sectors of 3–4 counters
+//!   hurt the sectorized schemes most; equal within noise at W8 and W16) and
+//!   among the cheapest. Lemma 3's estimator follows it
+//!   ([`Placement::expected_cells`]).
+//! - **Stable: Floyd.** No other scheme stays within 5 % at every setting
+//!   (W8 with Sweep: collapsing +6 %, sectorized and split-block +13 %), and
+//!   Floyd draws the same law as the rejection loop, so [`stable_point`],
+//!   [`blocked_fpr`] and `current_fpr` hold unchanged; it is as fast as the
+//!   fastest within noise.
+//! - **Classic: split-block.** Every scheme is within 2.3 % of the best, and
+//!   split-block (one bit in each of `k` of 8 words of the block for
+//!   `k` in 5..=8) is the fastest on the 1-bit path. Each bit is set by an
+//!   item with probability `k/512`, independently across items, as with
+//!   distinct draws, so [`ClassicParams::predicted_fpr`] holds as before.
+//!
+//! [`classic::PLACEMENT`]: crate::classic::PLACEMENT
+//! [`stable::PLACEMENT`]: crate::stable::PLACEMENT
+//! [`spectral::PLACEMENT`]: crate::spectral::PLACEMENT
+//! [`stable_point`]: crate::stable::stable_point
+//! [`blocked_fpr`]: crate::stable::blocked_fpr
+//! [`ClassicParams::predicted_fpr`]: crate::ClassicParams::predicted_fpr
 //!
 //! Every keyed operation of every filter has a `*_hash(u64)` form taking
 //! this 64-bit hash directly, for callers who already hold one. Because
@@ -37,6 +98,8 @@ use core::hash::{BuildHasher, Hash};
 use streambloom_kernels::{Mask, Width};
 
 mod hasher;
+#[cfg(test)]
+mod report;
 #[cfg(feature = "std")]
 pub use hasher::random_hasher;
 pub use hasher::{seeded_hasher, DefaultHasher, KeyHasher};
@@ -136,10 +199,285 @@ pub fn cells_of<W: Width>(h: u64, k: u32) -> W::Mask {
     mask
 }
 
+/// How the `k` cells of an item are chosen inside its block. Each scheme
+/// reads the bits of `mix64(h ^ CELL_SALT)` (and further remixes when `k`
+/// needs more than 64 bits), independent of the block's remix.
+///
+/// - [`Distinct`](Placement::Distinct): `k` distinct cells, each `k`-subset
+///   of the block equally likely; a sequential rejection loop
+///   ([`cells_of`]), whose exit is data-dependent.
+/// - [`Floyd`](Placement::Floyd): the same law (each `k`-subset equally
+///   likely, up to a bias below `2^-16`), by Floyd's sampling in exactly
+///   `k` steps: step `j` draws `t` uniform in `0..=B-k+j` and takes `t`, or
+///   `B-k+j` when `t` is already taken (a conditional move, not a branch).
+///   The draws are multiply-shifts that reuse the low half of the product
+///   (Lemire's batched bounded draws) and take a fresh remix before the
+///   ranges' product passes `2^48`.
+/// - [`Sectorized`](Placement::Sectorized): the block is cut into `k`
+///   sectors of `⌊B/k⌋` or `⌈B/k⌉` cells (`B` cells a block) and cell `j`
+///   is drawn in sector `j` (multiply-shift of its own bit field). Distinct
+///   by construction.
+/// - [`SplitBlock`](Placement::SplitBlock): the block is cut into `S`
+///   sectors, `S` the smallest power of two `>= k`; the item uses `k`
+///   consecutive sectors (wrapping) from a random first one, and cell `j` is
+///   a bit field of the hash in its sector. Distinct by construction, and
+///   every cell is used with probability `k/B`, as with `Distinct`.
+/// - [`Collapsing`](Placement::Collapsing): `k` independent cells over the
+///   whole block; repeats collapse (the mask is a set), so an item has `k`
+///   cells or fewer: on average `B(1 - (1 - 1/B)^k)`.
+///
+/// All but `Distinct` compute the `k` cells independently, with no
+/// data-dependent branch. The module docs say which filter uses which, and
+/// why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Placement {
+    /// `k` distinct cells by rejection sampling ([`cells_of`]).
+    Distinct,
+    /// `k` distinct cells, each `k`-subset equally likely, by Floyd's
+    /// sampling: `k` steps, no data-dependent branch.
+    #[default]
+    Floyd,
+    /// Cell `j` in sector `j` of `k` near-equal sectors.
+    Sectorized,
+    /// `k` consecutive of a power-of-two number of sectors, from a random
+    /// first one; cell `j` a bit field within its sector.
+    SplitBlock,
+    /// `k` independent cells over the whole block, repeats collapsing.
+    Collapsing,
+}
+
+impl Placement {
+    /// Every scheme, for comparisons.
+    pub const ALL: [Placement; 5] = [
+        Placement::Distinct,
+        Placement::Floyd,
+        Placement::Sectorized,
+        Placement::SplitBlock,
+        Placement::Collapsing,
+    ];
+
+    /// The expected number of distinct cells of an item with `k` cells in
+    /// a block of `W::CELLS` (`k` capped at `W::CELLS`): `k` for every
+    /// scheme but [`Collapsing`](Placement::Collapsing), whose `k` draws
+    /// leave `B(1 - (1 - 1/B)^k)` distinct cells on average (`B` cells a
+    /// block). Each cell of a block is then among an item's cells with
+    /// probability `expected_cells / B`, which is what formulas over the
+    /// cells' marginal law (a zero fraction, Lemma 3's estimator) need.
+    ///
+    /// ```
+    /// use streambloom::hash::Placement;
+    /// use streambloom::W32;
+    /// assert_eq!(Placement::Floyd.expected_cells::<W32>(5), 5.0);
+    /// // 5 draws among 16 counters: 4.4 distinct on average.
+    /// let c = Placement::Collapsing.expected_cells::<W32>(5);
+    /// assert!((c - 16.0 * (1.0 - (15.0f64 / 16.0).powi(5))).abs() < 1e-12);
+    /// ```
+    pub fn expected_cells<W: Width>(self, k: u32) -> f64 {
+        let b = W::CELLS as f64;
+        let k = f64::from(k.min(W::CELLS as u32));
+        match self {
+            Placement::Collapsing => b * -libm::expm1(k * libm::log1p(-1.0 / b)),
+            _ => k,
+        }
+    }
+
+    /// The cells of hash `h` within a block of `W::CELLS` cells, `k` capped
+    /// at `W::CELLS` (filters reject a larger `k` at construction).
+    /// `k = 0` selects no cell.
+    ///
+    /// ```
+    /// use streambloom::hash::Placement;
+    /// use streambloom::{Mask, W8};
+    /// for place in Placement::ALL {
+    ///     let m = place.cells::<W8>(7, 5);
+    ///     if place == Placement::Collapsing {
+    ///         assert!((1..=5).contains(&m.count())); // repeats collapse
+    ///     } else {
+    ///         assert_eq!(m.count(), 5);
+    ///     }
+    /// }
+    /// ```
+    #[inline]
+    pub fn cells<W: Width>(self, h: u64, k: u32) -> W::Mask {
+        match self {
+            Placement::Distinct => cells_of::<W>(h, k),
+            Placement::Floyd => specialized::<W>(floyd::<W>, h, k),
+            Placement::Sectorized => specialized::<W>(sectorized::<W>, h, k),
+            Placement::SplitBlock => specialized::<W>(split_block::<W>, h, k),
+            Placement::Collapsing => specialized::<W>(collapsing::<W>, h, k),
+        }
+    }
+}
+
+/// Calls `f(h, k)` with `k` a constant for `k <= 8`, so that inlining
+/// unrolls the cell loop and resolves every remix at compile time.
+#[inline(always)]
+fn specialized<W: Width>(f: fn(u64, u32) -> W::Mask, h: u64, k: u32) -> W::Mask {
+    match k {
+        1 => f(h, 1),
+        2 => f(h, 2),
+        3 => f(h, 3),
+        4 => f(h, 4),
+        5 => f(h, 5),
+        6 => f(h, 6),
+        7 => f(h, 7),
+        8 => f(h, 8),
+        _ => f(h, k),
+    }
+}
+
+/// Bit fields read from the top of `mix64(seed)`, then of fresh remixes.
+/// Whether a field needs a new remix depends only on the widths taken
+/// before it, never on the data: with a constant `k` the compiler resolves
+/// it, and otherwise the branch predictor learns it.
+struct Fields {
+    seed: u64,
+    x: u64,
+    left: u32,
+    round: u64,
+}
+
+impl Fields {
+    #[inline(always)]
+    fn new(h: u64) -> Fields {
+        let seed = h ^ CELL_SALT;
+        Fields {
+            seed,
+            x: mix64(seed),
+            left: 64,
+            round: 0,
+        }
+    }
+
+    /// The next `bits` bits (`bits <= 32`; 0 gives 0).
+    #[inline(always)]
+    fn take(&mut self, bits: u32) -> u64 {
+        if self.left < bits {
+            self.round += 1;
+            self.x = mix64(self.seed ^ self.round.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+            self.left = 64;
+        }
+        let v = (self.x >> 1) >> (63 - bits);
+        self.x <<= bits;
+        self.left -= bits;
+        v
+    }
+}
+
+/// Bounded draws from `mix64(seed)`, then fresh remixes: `below(n)` is
+/// the high half of `x·n` and keeps the low half as the next `x`. Each draw
+/// is biased by at most the product of the ranges drawn from one remix over
+/// `2^64`; a remix serves ranges whose product stays below `2^48`. Whether
+/// a draw takes a fresh remix depends only on the ranges, never on the
+/// data.
+struct Dice {
+    seed: u64,
+    x: u64,
+    used: u32,
+    round: u64,
+}
+
+impl Dice {
+    #[inline(always)]
+    fn new(h: u64) -> Dice {
+        let seed = h ^ CELL_SALT;
+        Dice {
+            seed,
+            x: mix64(seed),
+            used: 0,
+            round: 0,
+        }
+    }
+
+    /// Uniform in `0..n`, for `1 <= n <= 2^16`.
+    #[inline(always)]
+    fn below(&mut self, n: u64) -> u64 {
+        let bits = 64 - (n - 1).leading_zeros();
+        if self.used + bits > 48 {
+            self.round += 1;
+            self.x = mix64(self.seed ^ self.round.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+            self.used = 0;
+        }
+        self.used += bits;
+        let wide = u128::from(self.x) * u128::from(n);
+        self.x = wide as u64;
+        (wide >> 64) as u64
+    }
+}
+
+#[inline(always)]
+fn floyd<W: Width>(h: u64, k: u32) -> W::Mask {
+    let b = W::CELLS;
+    let k = k.min(b as u32) as usize;
+    let mut mask = W::Mask::default();
+    let mut dice = Dice::new(h);
+    for j in b - k..b {
+        let t = dice.below(j as u64 + 1) as usize;
+        let cell = if mask.contains(t) { j } else { t };
+        mask = mask.with(cell);
+    }
+    mask
+}
+
+#[inline(always)]
+fn sectorized<W: Width>(h: u64, k: u32) -> W::Mask {
+    let b = W::CELLS;
+    let k = k.min(b as u32) as usize;
+    let mut mask = W::Mask::default();
+    if k == 0 {
+        return mask;
+    }
+    // Enough bits that multiply-shift onto a sector is uniform within
+    // 2^-8 of a cell's probability.
+    let widest = b.div_ceil(k);
+    let bits = usize::BITS - (widest - 1).leading_zeros() + 8;
+    let mut f = Fields::new(h);
+    for j in 0..k {
+        let start = j * b / k;
+        let size = (j + 1) * b / k - start;
+        let cell = start + ((f.take(bits) * size as u64) >> bits) as usize;
+        mask = mask.with(cell);
+    }
+    mask
+}
+
+#[inline(always)]
+fn split_block<W: Width>(h: u64, k: u32) -> W::Mask {
+    let b = W::CELLS;
+    let k = k.min(b as u32);
+    let mut mask = W::Mask::default();
+    if k == 0 {
+        return mask;
+    }
+    let sectors = k.next_power_of_two();
+    let sector_bits = sectors.trailing_zeros();
+    let cell_bits = b.trailing_zeros() - sector_bits;
+    let mut f = Fields::new(h);
+    let first = f.take(sector_bits) as u32;
+    for j in 0..k {
+        let sector = (first + j) & (sectors - 1);
+        let cell = ((sector as usize) << cell_bits) | f.take(cell_bits) as usize;
+        mask = mask.with(cell);
+    }
+    mask
+}
+
+#[inline(always)]
+fn collapsing<W: Width>(h: u64, k: u32) -> W::Mask {
+    let b = W::CELLS;
+    let bits = b.trailing_zeros();
+    let mut mask = W::Mask::default();
+    let mut f = Fields::new(h);
+    for _ in 0..k.min(b as u32) {
+        mask = mask.with(f.take(bits) as usize);
+    }
+    mask
+}
+
 /// The [`Probe`] of hash `h` in a filter of `blocks` blocks with `k` cells
-/// per item: [`block_of`] and [`cells_of`], so any 64-bit value is a valid
-/// `h` (sequential ids and 32-bit hashes included), and `k` is capped at
-/// `W::CELLS`.
+/// per item, placed by [`Placement::default()`]: [`block_of`] and
+/// [`Placement::cells`], so any 64-bit value is a valid `h` (sequential ids
+/// and 32-bit hashes included), and `k` is capped at `W::CELLS`.
 ///
 /// ```
 /// use streambloom::hash::probe;
@@ -150,9 +488,23 @@ pub fn cells_of<W: Width>(h: u64, k: u32) -> W::Mask {
 /// ```
 #[inline(always)]
 pub fn probe<W: Width>(h: u64, blocks: usize, k: u32) -> Probe<W> {
+    probe_with::<W>(Placement::default(), h, blocks, k)
+}
+
+/// [`probe`] with the cells placed by `placement`.
+///
+/// ```
+/// use streambloom::hash::{probe, probe_with, Placement};
+/// use streambloom::W8;
+/// assert_eq!(probe_with::<W8>(Placement::default(), 42, 1000, 5), probe::<W8>(42, 1000, 5));
+/// let d = probe_with::<W8>(Placement::Distinct, 42, 1000, 5);
+/// assert_eq!(d.block, probe::<W8>(42, 1000, 5).block); // the block does not depend on it
+/// ```
+#[inline(always)]
+pub fn probe_with<W: Width>(placement: Placement, h: u64, blocks: usize, k: u32) -> Probe<W> {
     Probe {
         block: block_of(h, blocks),
-        mask: cells_of::<W>(h, k),
+        mask: placement.cells::<W>(h, k),
     }
 }
 
@@ -161,11 +513,19 @@ mod tests {
     use super::*;
     use streambloom_kernels::{W1, W32, W4, W8};
 
+    /// Every scheme but `Collapsing` gives exactly `k` cells; `Collapsing`
+    /// gives between 1 and `k`.
     fn exact_k<W: Width>() {
-        for k in [1, 2, 5, 16] {
-            for h in 0..if cfg!(miri) { 20 } else { 2000u64 } {
-                let m = cells_of::<W>(mix64(h), k);
-                assert_eq!(m.count(), k);
+        for place in Placement::ALL {
+            for k in [1, 2, 3, 5, 7, 9, 16, W::CELLS as u32] {
+                for h in 0..if cfg!(miri) { 20 } else { 2000u64 } {
+                    let n = place.cells::<W>(mix64(h), k).count();
+                    if place == Placement::Collapsing {
+                        assert!((1..=k).contains(&n), "{place:?} k {k}: {n}");
+                    } else {
+                        assert_eq!(n, k, "{place:?}");
+                    }
+                }
             }
         }
     }
@@ -181,9 +541,17 @@ mod tests {
 
     #[test]
     fn k_above_the_block_is_capped() {
-        assert_eq!(cells_of::<W32>(3, 17).count(), 16);
-        assert_eq!(cells_of::<W32>(3, u32::MAX).count(), 16);
-        assert_eq!(cells_of::<W1>(u64::MAX, 513).count(), 512);
+        for place in Placement::ALL {
+            let full = place != Placement::Collapsing;
+            for (got, cells) in [
+                (place.cells::<W32>(3, 17).count(), 16),
+                (place.cells::<W32>(3, u32::MAX).count(), 16),
+                (place.cells::<W1>(u64::MAX, 513).count(), 512),
+            ] {
+                assert!(got <= cells && (got == cells || !full), "{place:?}");
+            }
+            assert_eq!(place.cells::<W8>(3, 0).count(), 0);
+        }
         let p = probe::<W8>(5, 3, u32::MAX);
         assert!(p.block < 3);
         assert_eq!(p.mask.count(), 64);
@@ -208,11 +576,21 @@ mod tests {
     /// mean is large enough for the normal approximation: callers keep it
     /// above 100).
     fn bins_within(hist: &[u32], n: u64, p: f64, what: &str) {
-        let mean = n as f64 * p;
-        assert!(mean >= 100.0, "{what}: too few items per bin");
-        let sd = libm::sqrt(n as f64 * p * (1.0 - p));
+        bins_within_each(hist, n, |_| p, what);
+    }
+
+    /// [`bins_within`] with probability `p(i)` for bin `i`.
+    fn bins_within_each(hist: &[u32], n: u64, p: impl Fn(usize) -> f64, what: &str) {
         let limit = libm::sqrt(2.0 * libm::log(2.0 * hist.len() as f64 / 1e-6));
         for (i, &h) in hist.iter().enumerate() {
+            let p = p(i);
+            if p >= 1.0 {
+                assert_eq!(u64::from(h), n, "{what}: bin {i} is certain");
+                continue;
+            }
+            let mean = n as f64 * p;
+            assert!(mean >= 100.0, "{what}: too few items per bin");
+            let sd = libm::sqrt(n as f64 * p * (1.0 - p));
             let z = (f64::from(h) - mean) / sd;
             assert!(
                 z.abs() < limit,
@@ -235,24 +613,27 @@ mod tests {
         }
     }
 
-    /// Every cell of a block is among an item's `k` with probability
-    /// `k / cells`, and every pair of cells with probability
-    /// `k(k-1) / (cells (cells-1))`, for the first loop of [`cells_of`]
-    /// (small `k`) and for its collision path (`k` close to the cells or
-    /// past one word of draws). Each bin counts independent items, so it is
-    /// binomial ([`bins_within`]).
-    fn all_cells_uniform<W: Width>(k: u32, n: u64) {
+    /// The law of each scheme's cells. Every cell of a block is among an
+    /// item's cells with probability `k / cells` (`Distinct`, `Floyd`,
+    /// `SplitBlock`), `1 / size` of its sector (`Sectorized`), or
+    /// `1 - (1 - 1/cells)^k` (`Collapsing`). For the schemes drawing a
+    /// uniform `k`-subset (`Distinct`, `Floyd`), every pair of cells is
+    /// also among them with probability `k(k-1) / (cells (cells-1))`. The
+    /// sizes cover [`cells_of`]'s first loop (small `k`) and its collision
+    /// path (`k` close to the cells or past one word of draws), and the
+    /// other schemes' remixes past one word. Each bin counts independent
+    /// items, so it is binomial ([`bins_within`]).
+    fn all_cells_uniform<W: Width>(place: Placement, k: u32, n: u64) {
         let c = W::CELLS;
         let mut single = std::vec![0u32; c];
         let mut pairs = std::vec![0u32; c * c];
         let mut cells = std::vec::Vec::with_capacity(k as usize);
         for i in 0..n {
-            let mut m = cells_of::<W>(mix64(i ^ 0xC0FF_EE00), k);
+            let mut m = place.cells::<W>(mix64(i ^ 0xC0FF_EE00), k);
             cells.clear();
             while let Some(x) = m.pop_lowest() {
                 cells.push(x);
             }
-            assert_eq!(cells.len(), k as usize);
             for (a, &x) in cells.iter().enumerate() {
                 single[x] += 1;
                 for &y in &cells[a + 1..] {
@@ -261,8 +642,27 @@ mod tests {
             }
         }
         let (kf, cf) = (f64::from(k), c as f64);
-        let what = std::format!("{} cells, k {k}", c);
-        bins_within(&single, n, kf / cf, &what);
+        let what = std::format!("{place:?}, {} cells, k {k}", c);
+        let ku = k as usize;
+        let sector_size = |x: usize| {
+            let j = (0..ku).find(|&j| x < (j + 1) * c / ku).unwrap_or(0);
+            (j + 1) * c / ku - j * c / ku
+        };
+        match place {
+            Placement::Sectorized => {
+                bins_within_each(&single, n, |x| 1.0 / sector_size(x) as f64, &what);
+                return;
+            }
+            Placement::Collapsing => {
+                bins_within(&single, n, -libm::expm1(kf * libm::log1p(-1.0 / cf)), &what);
+                return;
+            }
+            Placement::SplitBlock => {
+                bins_within(&single, n, kf / cf, &what);
+                return;
+            }
+            Placement::Distinct | Placement::Floyd => bins_within(&single, n, kf / cf, &what),
+        }
         let upper: std::vec::Vec<u32> = (0..c)
             .flat_map(|x| (x + 1..c).map(move |y| (x, y)))
             .map(|(x, y)| pairs[x * c + y])
@@ -280,13 +680,16 @@ mod tests {
     fn cells_are_uniform() {
         // First loop only (no collision is likely), then the collision path:
         // 12 draws of 16 cells almost always collide; 40 of 64 and 20 of 512
-        // need more than one word of draws.
-        all_cells_uniform::<W32>(2, 40_000);
-        all_cells_uniform::<W32>(12, 40_000);
-        all_cells_uniform::<W8>(5, 40_000);
-        all_cells_uniform::<W8>(40, 20_000);
-        all_cells_uniform::<W4>(9, 20_000);
-        all_cells_uniform::<W1>(20, 20_000);
+        // need more than one word of draws (or remix for the other schemes).
+        for place in Placement::ALL {
+            all_cells_uniform::<W32>(place, 2, 40_000);
+            all_cells_uniform::<W32>(place, 5, 40_000);
+            all_cells_uniform::<W32>(place, 12, 40_000);
+            all_cells_uniform::<W8>(place, 5, 40_000);
+            all_cells_uniform::<W8>(place, 40, 20_000);
+            all_cells_uniform::<W4>(place, 9, 20_000);
+            all_cells_uniform::<W1>(place, 20, 40_000);
+        }
     }
 
     /// The block and the cells of an item are independent, also for

@@ -76,7 +76,7 @@ pub use recurring::RecurringMinimum;
 #[cfg(feature = "alloc")]
 pub use window::SlidingWindow;
 
-use crate::hash::{self, mix64, DefaultHasher, Probe};
+use crate::hash::{self, mix64, DefaultHasher, Placement, Probe};
 use crate::store::{blocks_named, Cells, Storage};
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
@@ -114,6 +114,11 @@ pub type DefaultStorage = alloc::vec::Vec<Block>;
 #[cfg(not(feature = "alloc"))]
 pub type DefaultStorage = &'static mut [Block];
 
+/// How [`Spectral`] places an item's `k` counters in its block, in every
+/// region (primary, secondary, marker): the measured choice, see the
+/// [`hash`] module docs.
+pub const PLACEMENT: Placement = Placement::Collapsing;
+
 const SECONDARY_SALT: u64 = 0x5EC0_4DA7_5EC0_4DA7;
 const MARKER_SALT: u64 = 0x3A7C_E7B1_0F17_E7ED;
 
@@ -125,6 +130,9 @@ pub(crate) struct Geometry {
     secondary: usize,
     marker: usize,
     k: u32,
+    /// The placement under test ([`PLACEMENT`] outside tests).
+    #[cfg(test)]
+    placement: Placement,
 }
 
 impl Geometry {
@@ -132,21 +140,41 @@ impl Geometry {
         self.primary + self.secondary + self.marker
     }
 
+    /// The placement of items' counters: [`PLACEMENT`], or another in
+    /// tests.
+    #[inline(always)]
+    fn placement(&self) -> Placement {
+        #[cfg(test)]
+        return self.placement;
+        #[cfg(not(test))]
+        PLACEMENT
+    }
+
     #[inline(always)]
     fn primary<W: Counter>(&self, h: u64) -> Probe<W> {
-        hash::probe::<W>(h, self.primary, self.k)
+        hash::probe_with::<W>(self.placement(), h, self.primary, self.k)
     }
 
     #[inline(always)]
     fn secondary<W: Counter>(&self, h: u64) -> Probe<W> {
-        let mut p = hash::probe::<W>(mix64(h ^ SECONDARY_SALT), self.secondary, self.k);
+        let mut p = hash::probe_with::<W>(
+            self.placement(),
+            mix64(h ^ SECONDARY_SALT),
+            self.secondary,
+            self.k,
+        );
         p.block += self.primary;
         p
     }
 
     #[inline(always)]
     fn marker(&self, h: u64) -> Probe<W1> {
-        let mut p = hash::probe::<W1>(mix64(h ^ MARKER_SALT), self.marker, self.k);
+        let mut p = hash::probe_with::<W1>(
+            self.placement(),
+            mix64(h ^ MARKER_SALT),
+            self.marker,
+            self.k,
+        );
         p.block += self.primary + self.secondary;
         p
     }
@@ -281,6 +309,8 @@ fn plan_geometry<P: Policy, W: Counter>(policy: &P, counters: usize, k: u32) -> 
         secondary,
         marker,
         k,
+        #[cfg(test)]
+        placement: PLACEMENT,
     };
     crate::store::bytes_for(geo.total(), "counters")?;
     Ok(geo)
@@ -623,6 +653,13 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
         Ok(())
     }
 
+    /// Places items by `placement` instead of [`PLACEMENT`] (for the
+    /// placement comparison; call it on an empty filter).
+    #[cfg(test)]
+    pub(crate) fn set_placement(&mut self, placement: Placement) {
+        self.geo.placement = placement;
+    }
+
     /// Sets every counter to 0 and forgets every item.
     pub fn clear(&mut self) {
         self.cells.clear();
@@ -702,8 +739,10 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
     }
 
     /// Lemma 3's unbiased estimator `(v̄_x − kN/m) / (1 − k/m)`, where
-    /// `v̄_x` is the mean of `x`'s primary counters and `N` is
-    /// [`Spectral::total`]: its expectation is the true count, but it
+    /// `v̄_x` is the mean of `x`'s (distinct) primary counters, `N` is
+    /// [`Spectral::total`], and `k` the expected number of distinct
+    /// counters an item has ([`Placement::expected_cells`]: repeats
+    /// collapse): its expectation is the true count, but it
     /// varies widely and can be negative, so use it for sums and averages
     /// over many items (§3.1, §5.1), not for single answers. Defined for the
     /// policies whose primary counters receive every insertion (Minimum
@@ -722,9 +761,11 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
         while let Some(i) = mask.pop_lowest() {
             sum += u64::from(cell::<W>(block, i));
         }
-        let k = f64::from(self.geo.k);
+        // An insertion adds to an item's distinct counters, on average
+        // `expected_cells` of them ([`PLACEMENT`] collapses repeats).
+        let k = self.geo.placement().expected_cells::<W>(self.geo.k);
         let m = self.counters() as f64;
-        let mean = sum as f64 / k;
+        let mean = sum as f64 / f64::from(p.mask.count());
         (mean - k * self.total as f64 / m) / (1.0 - k / m)
     }
 }

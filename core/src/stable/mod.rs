@@ -11,7 +11,7 @@
 //! item, [`StableBloom::observe`]:
 //!
 //! 1. probes the item's `K` cells (one block, `K` distinct cells of it,
-//!    [`hash::probe`]): the item *looks like a duplicate* iff none of them
+//!    each `K`-subset equally likely: [`PLACEMENT`]): the item *looks like a duplicate* iff none of them
 //!    is zero;
 //! 2. decrements `P` consecutive cells (saturating at 0, wrapping past the
 //!    last cell), from a random start ([`Eviction::Random`], the paper's
@@ -81,9 +81,14 @@ mod tests;
 
 pub use plan::{blocked_fpr, stable_point, Eviction, StableParams, PLAN_MAX_RUN_BLOCKS};
 
-use crate::hash::{self, DefaultHasher};
+use crate::hash::{self, DefaultHasher, Placement};
 use crate::{Block, Cells, Error, Isa, Result, Rng, Storage, Width};
 use streambloom_kernels::{prefetch, Backend, Body, Ops};
+
+/// How [`StableBloom`] places an item's `K` cells in its block (the
+/// measured choice: see the [`hash`] module docs). [`blocked_fpr`],
+/// [`stable_point`] and [`StableBloom::current_fpr`] assume it.
+pub const PLACEMENT: Placement = Placement::Floyd;
 
 /// Keys [`StableBloom::observe_batch`] hashes at a time (a stack buffer).
 const BATCH: usize = 256;
@@ -114,6 +119,9 @@ pub struct StableBloom<W: Width, S = DefaultStorage, H = DefaultHasher> {
     max: u32,
     /// Next cell the sweep decrements ([`Eviction::Sweep`] only).
     cursor: usize,
+    /// The placement under test ([`PLACEMENT`] outside tests).
+    #[cfg(test)]
+    placement: Placement,
 }
 
 impl<W: Width, S: Storage, H> core::fmt::Debug for StableBloom<W, S, H> {
@@ -206,7 +214,25 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
             max: params.max(),
             params,
             cursor: 0,
+            #[cfg(test)]
+            placement: PLACEMENT,
         })
+    }
+
+    /// The placement of items' cells: [`PLACEMENT`], or another in tests.
+    #[inline(always)]
+    fn placement(&self) -> Placement {
+        #[cfg(test)]
+        return self.placement;
+        #[cfg(not(test))]
+        PLACEMENT
+    }
+
+    /// Places items by `placement` instead of [`PLACEMENT`] (for the
+    /// placement comparison; call it on an empty filter).
+    #[cfg(test)]
+    pub(crate) fn set_placement(&mut self, placement: Placement) {
+        self.placement = placement;
     }
 
     /// Observes `key`: returns whether it looked like a duplicate (none of
@@ -323,7 +349,8 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// Observes hashed key `h` with its eviction run starting at `start`.
     #[inline(always)]
     fn observe_at<B: Backend>(&mut self, ops: Ops<W, B>, h: u64, start: usize) -> bool {
-        let probe = hash::probe::<W>(h, self.cells.block_count(), self.params.k);
+        let probe =
+            hash::probe_with::<W>(self.placement(), h, self.cells.block_count(), self.params.k);
         let duplicate = !ops.any_zero(self.cells.block(probe.block), probe.mask);
         self.cells.dec_run_wrapping(ops, start, self.params.p);
         ops.assign(self.cells.block_mut(probe.block), probe.mask, self.max);
@@ -659,7 +686,7 @@ impl<W: Width, S: Storage, H: BuildHasher> Body for InsertOne<'_, W, S, H> {
     fn run<B: Backend>(self, backend: B) {
         let ops = Ops::<W, B>::new(backend);
         let f = self.filter;
-        let probe = hash::probe::<W>(self.h, f.cells.block_count(), f.params.k);
+        let probe = hash::probe_with::<W>(f.placement(), self.h, f.cells.block_count(), f.params.k);
         let start = f.next_eviction();
         f.cells.dec_run_wrapping(ops, start, f.params.p);
         ops.assign(f.cells.block_mut(probe.block), probe.mask, f.max);
@@ -672,12 +699,12 @@ struct ContainsOne<'a, W: Width, S, H> {
     h: u64,
 }
 
-impl<W: Width, S: Storage, H> Body for ContainsOne<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsOne<'_, W, S, H> {
     type Output = bool;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> bool {
         let f = self.filter;
-        let probe = hash::probe::<W>(self.h, f.cells.block_count(), f.params.k);
+        let probe = hash::probe_with::<W>(f.placement(), self.h, f.cells.block_count(), f.params.k);
         !Ops::<W, B>::new(backend).any_zero(f.cells.block(probe.block), probe.mask)
     }
 }

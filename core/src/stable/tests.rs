@@ -114,30 +114,36 @@ impl Model {
         }
     }
 
-    /// The item's cells, placed by a plain restatement of the library's
-    /// placement ([`hash::probe`]), so a change to either shows here: the
-    /// block is `⌊mix64(h)·blocks / 2^64⌋`; the cells are read
-    /// `log2(cells per block)` bits at a time from the top of
-    /// `mix64(h ^ SALT)`, then of `mix64(h ^ SALT ^ round·C)` for rounds
-    /// 1, 2, …, skipping repeats until `K` distinct cells are found.
+    /// The item's cells, placed by a plain restatement of the Stable
+    /// filter's placement ([`super::PLACEMENT`], Floyd's sampling), so a
+    /// change to either shows here: the block is
+    /// `⌊mix64(h)·blocks / 2^64⌋`; the cells come from Floyd's algorithm
+    /// over the block's `B` cells (for `j` in `B-K..B`, draw `t` uniform in
+    /// `0..=j` and take `t`, or `j` if `t` is taken), with `t` the high
+    /// word of `x·(j+1)` for a 64-bit state `x` that keeps the low word,
+    /// reseeded as `mix64(h ^ SALT ^ round·C)` before a draw would take the
+    /// bits used past 48.
     fn locate(&self, h: u64) -> Vec<usize> {
         const SALT: u64 = 0x6A09_E667_F3BC_C909;
         const ROUND: u64 = 0xD6E8_FEB8_6659_FD93;
         let block = ((u128::from(hash::mix64(h)) * self.blocks as u128) >> 64) as usize;
-        let bits = self.per_block.trailing_zeros();
-        let k = (self.params.k as usize).min(self.per_block);
+        let b = self.per_block;
+        let k = (self.params.k as usize).min(b);
+        let (mut x, mut used, mut round) = (hash::mix64(h ^ SALT), 0u32, 0u64);
         let mut cells: Vec<usize> = Vec::new();
-        let mut round = 0u64;
-        while cells.len() < k {
-            let mut x = hash::mix64(h ^ SALT ^ round.wrapping_mul(ROUND));
-            for _ in 0..64 / bits {
-                let c = (x >> (64 - bits)) as usize;
-                x <<= bits;
-                if cells.len() < k && !cells.contains(&c) {
-                    cells.push(c);
-                }
+        for j in b - k..b {
+            let n = j as u64 + 1;
+            let bits = 64 - (n - 1).leading_zeros();
+            if used + bits > 48 {
+                round += 1;
+                x = hash::mix64(h ^ SALT ^ round.wrapping_mul(ROUND));
+                used = 0;
             }
-            round += 1;
+            used += bits;
+            let wide = u128::from(x) * u128::from(n);
+            x = wide as u64;
+            let t = (wide >> 64) as usize;
+            cells.push(if cells.contains(&t) { j } else { t });
         }
         cells
             .into_iter()
