@@ -297,7 +297,7 @@ impl Placement {
     ///     }
     /// }
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn cells<W: Width>(self, h: u64, k: u32) -> W::Mask {
         match self {
             Placement::Distinct => cells_of::<W>(h, k),
