@@ -61,8 +61,8 @@ Targets:
                   8-bit cells from the hash, any_zero on them, then assign
                   them 255 (one run per available kernel implementation)
   stable-observe  StableBloom::<W8>::observe_hash: d = 3 (Max = 7), K = 5,
-                  P the smallest that keeps the paper's false-positive bound
-                  at 1 % (random-start eviction)
+                  P the smallest whose blocked false-positive rate
+                  (predicted_fpr) is at most 1 % (random-start eviction)
   stable-batch    the same filter through observe_batch_hash, 64 items a
                   call, prefetching 16 items ahead
   stable-sweep    the same filter with sweep eviction
@@ -208,7 +208,8 @@ fn targets() -> Vec<Target> {
 }
 
 /// The Stable Bloom filter measured: `bytes` of 8-bit cells, d = 3, K = 5,
-/// P planned for a 1 % false-positive bound.
+/// P the smallest that delivers at most 1 % false positives (the blocked
+/// model, [`StableParams::with_smallest_p`]).
 fn stable(bytes: usize, isa: Isa, eviction: Eviction) -> Result<StableBloom<W8>, String> {
     let params = StableParams {
         cells: bytes,
