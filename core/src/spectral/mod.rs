@@ -527,6 +527,18 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
         Ok(())
     }
 
+    /// How many items ahead the batch operations prefetch:
+    /// [`LOOKAHEAD`](crate::LOOKAHEAD), or 0 for a filter smaller than
+    /// [`PREFETCH_MIN_BYTES`](crate::PREFETCH_MIN_BYTES).
+    #[inline(always)]
+    fn prefetch_ahead(&self) -> usize {
+        if self.cells.block_count() * Block::BYTES < crate::PREFETCH_MIN_BYTES {
+            0
+        } else {
+            crate::LOOKAHEAD
+        }
+    }
+
     /// Prefetches the blocks item `h` can touch: its primary block, and its
     /// secondary and marker blocks when the filter has them.
     #[inline(always)]
@@ -829,13 +841,11 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for InsertBatch<'_,
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let (f, hashes) = (self.filter, self.hashes);
-        hashes
-            .iter()
-            .take(crate::LOOKAHEAD)
-            .for_each(|&h| f.prefetch_hash(h));
+        let ahead = f.prefetch_ahead();
+        hashes.iter().take(ahead).for_each(|&h| f.prefetch_hash(h));
         for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
-                f.prefetch_hash(ahead);
+            if let Some(&next) = hashes.get(i + ahead).filter(|_| ahead > 0) {
+                f.prefetch_hash(next);
             }
             f.total = f.total.saturating_add(1);
             let (policy, ctx) = f.parts(backend);
@@ -856,13 +866,11 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for EstimateBatch<'
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let (f, hashes) = (self.filter, self.hashes);
-        hashes
-            .iter()
-            .take(crate::LOOKAHEAD)
-            .for_each(|&h| f.prefetch_hash(h));
+        let ahead = f.prefetch_ahead();
+        hashes.iter().take(ahead).for_each(|&h| f.prefetch_hash(h));
         for (i, (&h, count)) in hashes.iter().zip(self.counts.iter_mut()).enumerate() {
-            if let Some(&ahead) = hashes.get(i + crate::LOOKAHEAD) {
-                f.prefetch_hash(ahead);
+            if let Some(&next) = hashes.get(i + ahead).filter(|_| ahead > 0) {
+                f.prefetch_hash(next);
             }
             *count = f.policy.estimate(f.ctx(backend), h);
         }

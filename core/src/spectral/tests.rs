@@ -108,7 +108,12 @@ proptest! {
     }
 
     #[test]
-    fn batches_equal_item_by_item(s in stream(), counters in 96usize..2048) {
+    fn batches_equal_item_by_item(
+        s in stream(),
+        // Both sides of PREFETCH_MIN_BYTES (131 072 16-bit counters): the
+        // plain loop and the prefetching one.
+        counters in prop_oneof![96usize..2048, 131_072usize..135_000],
+    ) {
         fn run<P: Policy + Clone>(p: P, counters: usize, s: &[(u16, u32)]) -> core::result::Result<(), TestCaseError> {
             let mut one = Spectral::<P, W16>::with_policy(p, counters, 5, 3).unwrap();
             let mut batched = one.clone();

@@ -361,6 +361,13 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// over `ops`'s kernels.
     #[inline(always)]
     fn observe_run<B: Backend>(&mut self, ops: Ops<W, B>, hashes: &[u64], out: &mut [bool]) {
+        if self.cells.block_count() * Block::BYTES < crate::PREFETCH_MIN_BYTES {
+            for (&h, out) in hashes.iter().zip(out.iter_mut()) {
+                let start = self.next_eviction();
+                *out = self.observe_at(ops, h, start);
+            }
+            return;
+        }
         let mut starts = [0usize; crate::LOOKAHEAD];
         for (slot, &h) in starts.iter_mut().zip(hashes) {
             *slot = self.stage(h);

@@ -286,7 +286,9 @@ proptest! {
 
     #[test]
     fn a_batch_equals_item_by_item(
-        blocks in 1..40usize,
+        // Both sides of PREFETCH_MIN_BYTES (4 096 blocks): the plain loop
+        // and the prefetching one.
+        blocks in prop_oneof![1..40usize, 4096..4200usize],
         k in 1..8u32,
         p in 1..200usize,
         sweep: bool,
