@@ -6,8 +6,9 @@ use super::{Counter, Ctx, CtxMut};
 use crate::{Error, Result};
 #[cfg(feature = "alloc")]
 use alloc::collections::BTreeMap;
+use streambloom_kernels::Backend;
 #[cfg(feature = "alloc")]
-use streambloom_kernels::{cell, Backend, Mask};
+use streambloom_kernels::{cell, Mask};
 
 /// **Recurring Minimum** (§3.3): a primary filter updated like
 /// [`MinimumSelection`](super::MinimumSelection), plus a smaller secondary
