@@ -233,7 +233,10 @@ impl StableParams {
                 "must be at most isize::MAX bytes (the most one allocation can hold)",
             ));
         }
-        let m = blocks * W::CELLS;
+        let m = blocks.checked_mul(W::CELLS).ok_or(Error::param(
+            "memory_bytes",
+            "holds more cells than a usize can count",
+        ))?;
         let max_p = PLAN_MAX_RUN_BLOCKS * W::CELLS;
         let mut best: Option<(f64, StableParams)> = None;
         for bits in 1..=W::BITS {

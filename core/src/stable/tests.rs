@@ -80,6 +80,10 @@ fn every_bad_input_is_an_error() {
         assert!(ok.with_smallest_p::<W4>(fpr).is_err());
     }
     assert!(StableParams::plan::<W8>(63, 0.01, Eviction::Random).is_err());
+    // Budgets whose cells overflow usize (1-bit cells: 8 a byte) are errors,
+    // not overflow panics (found by the filters_api fuzz target).
+    assert!(StableParams::plan::<W1>(isize::MAX as usize, 0.01, Eviction::Random).is_err());
+    assert!(StableParams::plan::<W1>(usize::MAX, 0.01, Eviction::Sweep).is_err());
     // One block of 1-bit cells reaches at best (K/512)^K >= 2^-128 (K <= 32).
     assert_eq!(
         StableParams::plan::<W1>(64, 1e-40, Eviction::Sweep),
