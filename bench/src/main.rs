@@ -2,58 +2,147 @@
 //! experiment, one module per subcommand.
 //!
 //! ```text
-//! streambloom-bench latency [--quick] [--json] [--sizes 16K,1M,64M] ...
-//! streambloom-bench repro spectral
+//! streambloom-bench latency [--quick] [--sizes 16K,1M,64M] [--target stable] [--isa avx2] ...
+//! streambloom-bench repro spectral [--layout both] [--width 16]
 //! ```
 //!
-//! Run `streambloom-bench <command> --help` for a command's options and
-//! method. Results go to standard output (a table, or JSON with `--json`);
-//! progress goes to standard error.
+//! Every command takes `--json` (the same data as its table, as JSON) and
+//! `--quiet` (no progress bar); `--help` on any command lists its options
+//! and method. Results go to standard output, progress to standard error.
+//!
+//! A command is a variant of [`Command`] and a module that computes a
+//! report (a `Serialize` struct implementing [`output::Report`]) before
+//! printing it; a paper to reproduce is a variant of [`repro::Paper`] and a
+//! module under `repro/`.
 #![forbid(unsafe_code)]
 
 mod latency;
-mod repro_spectral;
+mod output;
+mod repro;
+mod size;
+mod stats;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-streambloom-bench: benchmarks for streambloom
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-Usage: streambloom-bench <command> [options]
+/// Benchmarks and paper reproductions for streambloom.
+///
+/// Build with --release: a debug build's timings mean nothing.
+#[derive(Parser, Debug)]
+#[command(name = "streambloom-bench", version, propagate_version = true)]
+struct Cli {
+    #[command(flatten)]
+    output: output::Output,
+    #[command(subcommand)]
+    command: Command,
+}
 
-Commands:
-  latency   per-item latency percentiles and throughput on a pinned core,
-            per kernel implementation and filter size
-  repro     reruns a paper's experiments and prints our figures beside
-            the paper's: `repro spectral` (§6.1–6.2 of the Spectral Bloom
-            filter report)
+/// The commands.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Per-item latency percentiles and throughput on a pinned core, per
+    /// target, kernel implementation and filter size
+    #[command(long_about = latency::LONG_ABOUT, after_help = latency::targets_help())]
+    Latency(latency::Args),
+    /// Rerun a paper's experiments and print our figures beside the paper's
+    #[command(subcommand)]
+    Repro(repro::Paper),
+}
 
-Run `streambloom-bench <command> --help` for the command's options.
-";
+/// The warning a debug build prints first.
+const DEBUG_WARNING: &str = "\
+WARNING: this is a DEBUG build of streambloom-bench: its timings mean nothing
+WARNING: (no optimisation, every check on). Run it with `cargo run --release`.";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some((command, rest)) = args.split_first() else {
-        eprint!("{USAGE}");
-        return ExitCode::from(2);
+    if cfg!(debug_assertions) {
+        eprintln!("{DEBUG_WARNING}");
+    }
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
     };
-    let result = match command.as_str() {
-        "latency" => latency::main(rest),
-        "repro" => match rest.split_first() {
-            Some((paper, args)) if paper == "spectral" => repro_spectral::run(args),
-            _ => Err(format!("`repro` takes a paper: spectral\n\n{USAGE}")),
-        },
-        "-h" | "--help" | "help" => {
-            print!("{USAGE}");
-            Ok(())
-        }
-        other => Err(format!("unknown command `{other}`\n\n{USAGE}")),
+    let result = match &cli.command {
+        Command::Latency(args) => latency::run(args, &cli.output),
+        Command::Repro(paper) => repro::run(paper, &cli.output),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// `--help` works on every command and subcommand (clap reports it as
+    /// an error of kind `DisplayHelp`, which exits 0), and the top-level
+    /// help lists every command with its one-line description.
+    #[test]
+    fn help_everywhere() {
+        for line in [
+            "streambloom-bench --help",
+            "streambloom-bench latency --help",
+            "streambloom-bench latency -h",
+            "streambloom-bench repro --help",
+            "streambloom-bench repro spectral --help",
+            "streambloom-bench help repro",
+        ] {
+            let e = Cli::try_parse_from(line.split_whitespace()).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{line}");
+            assert_eq!(e.exit_code(), 0, "{line}");
+        }
+        let help = Cli::command().render_help().to_string();
+        for c in Cli::command().get_subcommands() {
+            let about = c.get_about().map(|a| a.to_string()).unwrap_or_default();
+            assert!(!about.is_empty(), "{} has no description", c.get_name());
+            assert!(
+                help.contains(c.get_name()) && help.contains(&about),
+                "{help}"
+            );
+        }
+        let latency = Cli::command()
+            .find_subcommand_mut("latency")
+            .map(|c| c.render_long_help().to_string())
+            .unwrap_or_default();
+        assert!(latency.contains("spectral-estimate-batch") && latency.contains("--target"));
+    }
+
+    #[test]
+    fn bad_commands_are_errors() {
+        let kind = |line: &str| {
+            Cli::try_parse_from(line.split_whitespace())
+                .map(|_| ())
+                .unwrap_err()
+                .kind()
+        };
+        use clap::error::ErrorKind;
+        assert_eq!(
+            kind("streambloom-bench bogus"),
+            ErrorKind::InvalidSubcommand
+        );
+        assert_eq!(
+            kind("streambloom-bench repro importance"),
+            ErrorKind::InvalidSubcommand
+        );
+        assert_eq!(
+            kind("streambloom-bench repro"),
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        );
+        assert_eq!(
+            kind("streambloom-bench"),
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        );
     }
 }

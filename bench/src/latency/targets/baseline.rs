@@ -1,0 +1,100 @@
+//! The yardsticks beside the filters: a kernel-level proxy of a one-line
+//! filter (`probe-set`) and the memory limit (`line-rmw`).
+
+use streambloom::hash;
+use streambloom::store::Cells;
+use streambloom::{Block, Isa, Width, W8};
+
+use super::{Target, K};
+
+/// The baseline targets.
+pub fn targets() -> Vec<Target> {
+    vec![
+        Target {
+            name: "probe-set",
+            about: "kernel-level proxy of a one-line filter: pick a block and 5 8-bit cells \
+                    from the hash, any_zero on them, then assign them 255",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut t = ProbeSet::new(bytes, isa)?;
+                plan.measure(bytes, |h| t.op(h))
+            },
+        },
+        Target {
+            name: "line-rmw",
+            about: "the memory limit: one random cache-line read-modify-write per item in a \
+                    buffer of the same size (runs no kernel: once per size)",
+            per_isa: false,
+            run: |bytes, _, plan| {
+                let mut t = LineRmw::new(bytes)?;
+                plan.measure(bytes, |h| t.op(h))
+            },
+        },
+    ]
+}
+
+/// Kernel-level proxy of a one-line filter: probe `K` 8-bit cells of one
+/// block, then set them to the maximum, through the kernel table of one
+/// [`Isa`] (what a Stable Bloom filter's observe does, less the eviction).
+struct ProbeSet {
+    cells: Cells<W8, Vec<Block>>,
+}
+
+impl ProbeSet {
+    fn new(bytes: usize, isa: Isa) -> Result<ProbeSet, String> {
+        let blocks = bytes / Block::BYTES;
+        let mut cells = Cells::new(vec![Block::ZERO; blocks], blocks).map_err(|e| e.to_string())?;
+        cells.set_isa(isa).map_err(|e| e.to_string())?;
+        Ok(ProbeSet { cells })
+    }
+
+    /// Whether every cell of `h` was set before (then sets them all).
+    #[inline(always)]
+    fn op(&mut self, h: u64) -> bool {
+        let probe = hash::probe::<W8>(h, self.cells.block_count(), K);
+        let kernels = self.cells.kernels();
+        let block = self.cells.block_mut(probe.block);
+        let seen = !kernels.any_zero(block, probe.mask);
+        kernels.assign(block, probe.mask, W8::MAX);
+        seen
+    }
+}
+
+/// The memory limit: one random cache-line read-modify-write per item, the
+/// least any filter that touches one line per item can cost.
+struct LineRmw {
+    lines: Vec<Block>,
+}
+
+impl LineRmw {
+    fn new(bytes: usize) -> Result<LineRmw, String> {
+        let lines = bytes / Block::BYTES;
+        if lines == 0 {
+            return Err(format!("{bytes} bytes hold no cache line"));
+        }
+        Ok(LineRmw {
+            lines: vec![Block::ZERO; lines],
+        })
+    }
+
+    /// Increments the first byte of the line of `h`; whether it wrapped.
+    #[inline(always)]
+    fn op(&mut self, h: u64) -> bool {
+        let i = hash::block_of(h, self.lines.len());
+        let byte = &mut self.lines[i].0[0];
+        *byte = byte.wrapping_add(1);
+        *byte == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_set_sees_what_it_set() {
+        let mut t = ProbeSet::new(4096, Isa::Scalar).unwrap();
+        assert!(!t.op(42));
+        assert!(t.op(42));
+    }
+}

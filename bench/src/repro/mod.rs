@@ -1,0 +1,27 @@
+//! `repro <paper>`: reruns a paper's experiments and prints our figures
+//! beside the paper's, one module per paper.
+//!
+//! Adding a paper is a module here (its `Args`, a `run` that computes a
+//! report implementing [`crate::output::Report`]) and a variant of
+//! [`Paper`].
+
+pub mod spectral;
+
+use crate::output::Output;
+
+/// The papers `repro` reruns.
+#[derive(clap::Subcommand, Debug)]
+#[command(arg_required_else_help = true)]
+pub enum Paper {
+    /// Spectral Bloom filters: §6.1–6.2 and Table 1, on the library's
+    /// blocked filter and on an unblocked reference, beside the paper
+    #[command(long_about = spectral::LONG_ABOUT)]
+    Spectral(spectral::Args),
+}
+
+/// Runs the experiments of `paper` and prints the report.
+pub fn run(paper: &Paper, out: &Output) -> Result<(), String> {
+    match paper {
+        Paper::Spectral(args) => spectral::run(args, out),
+    }
+}

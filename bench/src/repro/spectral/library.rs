@@ -1,0 +1,147 @@
+//! The library's filters as the experiments use them: every call into
+//! `streambloom` of `repro spectral` except the unblocked reference's
+//! hashing.
+
+use streambloom::hash::{self, DefaultHasher};
+use streambloom::spectral::{
+    MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Removable, Spectral,
+};
+use streambloom::{Block, Kernels};
+use streambloom_kernels::cell;
+
+pub use streambloom::spectral::analysis::{bloom_error, recurring_minimum_error};
+pub use streambloom::spectral::Counter;
+pub use streambloom::{Rng, W16, W32};
+
+use super::workload::{Counts, Deletes, Recurring, K};
+
+/// The three policies on the blocked layout, in the order MS, MI, RM, for
+/// the insertion-only experiments.
+pub type InsertOnly<W> = (
+    Spectral<MinimumSelection, W>,
+    Spectral<MinimalIncrease, W>,
+    Spectral<RecurringMinimum, W>,
+);
+
+/// The same for the experiments with deletions: Minimal Increase cannot
+/// delete in the library, so the paper's "MI with deletions" runs on the
+/// library's blocked layout through the public kernels ([`MiWithDeletes`]).
+pub type WithDeletes<W> = (
+    Spectral<MinimumSelection, W>,
+    MiWithDeletes<W>,
+    Spectral<RecurringMinimum, W>,
+);
+
+fn err(e: streambloom::Error) -> String {
+    e.to_string()
+}
+
+/// The filters of [`InsertOnly`], `m` counters each, k = [`K`].
+pub fn insert_only<W: Counter>(m: usize, seed: u64) -> Result<InsertOnly<W>, String> {
+    let k = K as u32;
+    Ok((
+        Spectral::new(m, k, seed).map_err(err)?,
+        Spectral::new(m, k, seed).map_err(err)?,
+        Spectral::new(m, k, seed).map_err(err)?,
+    ))
+}
+
+/// The filters of [`WithDeletes`], `m` counters each, k = [`K`].
+pub fn with_deletes<W: Counter>(m: usize, seed: u64) -> Result<WithDeletes<W>, String> {
+    let k = K as u32;
+    Ok((
+        Spectral::new(m, k, seed).map_err(err)?,
+        MiWithDeletes::new(m, seed),
+        Spectral::new(m, k, seed).map_err(err)?,
+    ))
+}
+
+/// Table 1's Recurring Minimum: primary `m`, secondary `m/2`.
+pub fn recurring<W: Counter>(m: usize, seed: u64) -> Result<Box<dyn Recurring>, String> {
+    let p = RecurringMinimum::new().with_secondary(m / 2);
+    Spectral::<RecurringMinimum, W>::with_policy(p, m + m / 2, K as u32, seed)
+        .map(|f| Box::new(f) as Box<dyn Recurring>)
+        .map_err(err)
+}
+
+fn peak<W: Counter>(blocks: &[Block]) -> u32 {
+    blocks
+        .iter()
+        .flat_map(|b| (0..W::CELLS).map(move |i| cell::<W>(b, i)))
+        .max()
+        .unwrap_or(0)
+}
+
+impl<P: Policy, W: Counter> Counts for Spectral<P, W> {
+    fn insert(&mut self, v: u64) {
+        Spectral::insert(self, &v);
+    }
+    fn estimate(&self, v: u64) -> u32 {
+        Spectral::estimate(self, &v)
+    }
+    fn peak(&self) -> u32 {
+        peak::<W>(self.blocks())
+    }
+}
+
+impl<P: Removable, W: Counter> Deletes for Spectral<P, W> {
+    fn remove(&mut self, v: u64, r: u32) {
+        self.remove_n(&v, r);
+    }
+}
+
+impl<W: Counter> Recurring for Spectral<RecurringMinimum, W> {
+    fn primary_minimum(&self, v: u64) -> (u32, u32) {
+        let mc = self.primary_minimum_hash(self.hash(&v));
+        (mc.min, mc.count)
+    }
+}
+
+/// Minimal Increase with the deletions the library refuses: the paper's
+/// §6.2 setting, on the library's blocked layout and kernels.
+pub struct MiWithDeletes<W: Counter> {
+    blocks: Vec<Block>,
+    k: &'static Kernels<W>,
+    hasher: DefaultHasher,
+}
+
+impl<W: Counter> MiWithDeletes<W> {
+    fn new(counters: usize, seed: u64) -> MiWithDeletes<W> {
+        MiWithDeletes {
+            blocks: vec![Block::ZERO; counters.div_ceil(W::CELLS)],
+            k: Kernels::best(),
+            hasher: hash::seeded_hasher(seed),
+        }
+    }
+    fn probe(&self, v: u64) -> hash::Probe<W> {
+        hash::probe_with::<W>(
+            streambloom::spectral::PLACEMENT,
+            hash::hash_key(&self.hasher, &v),
+            self.blocks.len(),
+            K as u32,
+        )
+    }
+}
+
+impl<W: Counter> Counts for MiWithDeletes<W> {
+    fn insert(&mut self, v: u64) {
+        let p = self.probe(v);
+        let min = self.k.min_count(&self.blocks[p.block], p.mask).min;
+        self.k
+            .max_assign(&mut self.blocks[p.block], p.mask, min.saturating_add(1));
+    }
+    fn estimate(&self, v: u64) -> u32 {
+        let p = self.probe(v);
+        self.k.min_count(&self.blocks[p.block], p.mask).min
+    }
+    fn peak(&self) -> u32 {
+        peak::<W>(&self.blocks)
+    }
+}
+
+impl<W: Counter> Deletes for MiWithDeletes<W> {
+    fn remove(&mut self, v: u64, r: u32) {
+        let p = self.probe(v);
+        self.k.sub_sat(&mut self.blocks[p.block], p.mask, r);
+    }
+}
