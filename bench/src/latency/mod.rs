@@ -64,11 +64,28 @@ cache lines (at least 2^20; 2^16 with --quick).
 
 Build with --release: a debug build's timings mean nothing.";
 
-/// The targets and what they measure, for `latency --help`.
+/// The targets and what they measure, for `latency --help`: each name,
+/// then its description wrapped at 80 columns.
 pub fn targets_help() -> String {
     let mut out = String::from("Targets (select with --target):\n");
     for t in targets::all() {
-        out += &format!("  {:<24} {}\n", t.name, t.about);
+        let mut line = format!("  {:<24} ", t.name);
+        let mut fresh = true;
+        for word in t.about.split_whitespace() {
+            if !fresh && line.chars().count() + 1 + word.chars().count() > 80 {
+                out += &line;
+                out.push('\n');
+                line = " ".repeat(27);
+                fresh = true;
+            }
+            if !fresh {
+                line.push(' ');
+            }
+            line += word;
+            fresh = false;
+        }
+        out += &line;
+        out.push('\n');
     }
     out
 }
