@@ -58,7 +58,7 @@ fn stable(c: &mut Criterion) {
         observe::<W8>(c, name, &keys, |bytes| {
             StableParams {
                 cells: bytes,
-                bits: 3,
+                bits_per_cell: 3,
                 k: 5,
                 p: 1,
                 eviction,
@@ -70,7 +70,7 @@ fn stable(c: &mut Criterion) {
     observe::<W4>(c, "stable-w4-p180/random", &keys, |bytes| {
         Some(StableParams {
             cells: 2 * bytes,
-            bits: 4,
+            bits_per_cell: 4,
             k: 3,
             p: 180,
             eviction: Eviction::Random,

@@ -1,24 +1,38 @@
 //! The one error type of the public API: every constructor and every
 //! operation that can be handed bad input returns it instead of panicking.
+//! Each error names the parameter, the value given and what is allowed.
 
 use core::fmt;
 
 /// What went wrong.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// ```
+/// use streambloom::classic::{Classic, ClassicParams};
+/// use streambloom::{Error, Value};
+/// let e = Classic::new(ClassicParams { cells: 1024, k: 0 }, 7).unwrap_err();
+/// assert_eq!(e, Error::Parameter { name: "k", given: Value::Int(0), allowed: "at least 1" });
+/// assert_eq!(e.to_string(), "parameter `k` is 0: must be at least 1");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Error {
-    /// A parameter is out of its domain; `reason` says which rule it broke.
+    /// A parameter is out of its domain.
     Parameter {
         /// The parameter's name as in the constructor's docs (`"k"`, `"p"`, ...).
         name: &'static str,
-        /// The rule, e.g. `"must be at least 1"`.
-        reason: &'static str,
+        /// The value given.
+        given: Value,
+        /// What the parameter allows, e.g. `"at least 1"`.
+        allowed: &'static str,
     },
-    /// Borrowed storage holds the wrong number of blocks.
-    StorageLength {
-        /// Blocks the parameters call for.
+    /// A slice has the wrong length: borrowed storage (in blocks) or a
+    /// batch's output (in items).
+    Length {
+        /// Which slice (`"storage"`, `"duplicates"`, ...).
+        name: &'static str,
+        /// The length the operation needs.
         expected: usize,
-        /// Blocks the storage holds.
+        /// The length given.
         found: usize,
     },
     /// The allocator could not provide a filter's memory (owned storage
@@ -43,22 +57,99 @@ pub enum Error {
     },
 }
 
+/// A parameter's value as given, in an [`Error::Parameter`].
+///
+/// ```
+/// use streambloom::Value;
+/// assert_eq!(Value::from(3u32), Value::Int(3));
+/// assert_eq!(Value::from(0.5).to_string(), "0.5");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    /// An integer parameter.
+    Int(u128),
+    /// A real parameter (a rate, a fraction).
+    Real(f64),
+}
+
+impl From<u32> for Value {
+    fn from(v: u32) -> Value {
+        Value::Int(u128::from(v))
+    }
+}
+
+impl From<u64> for Value {
+    fn from(v: u64) -> Value {
+        Value::Int(u128::from(v))
+    }
+}
+
+impl From<usize> for Value {
+    fn from(v: usize) -> Value {
+        // `usize` is at most 64 bits on every Rust target.
+        Value::Int(v as u128)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(v: f64) -> Value {
+        Value::Real(v)
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Real(v) => write!(f, "{v}"),
+        }
+    }
+}
+
 impl Error {
-    pub(crate) const fn param(name: &'static str, reason: &'static str) -> Error {
-        Error::Parameter { name, reason }
+    /// A [`Error::Parameter`] error.
+    pub(crate) fn param(
+        name: &'static str,
+        given: impl Into<Value>,
+        allowed: &'static str,
+    ) -> Error {
+        Error::Parameter {
+            name,
+            given: given.into(),
+            allowed,
+        }
+    }
+
+    /// An [`Error::Length`] error unless `found == expected`.
+    pub(crate) fn check_len(name: &'static str, expected: usize, found: usize) -> Result<()> {
+        if expected == found {
+            Ok(())
+        } else {
+            Err(Error::Length {
+                name,
+                expected,
+                found,
+            })
+        }
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Parameter { name, reason } => write!(f, "parameter `{name}` {reason}"),
-            Error::StorageLength { expected, found } => {
-                write!(
-                    f,
-                    "storage holds {found} blocks, the filter needs {expected}"
-                )
-            }
+            Error::Parameter {
+                name,
+                given,
+                allowed,
+            } => write!(f, "parameter `{name}` is {given}: must be {allowed}"),
+            Error::Length {
+                name,
+                expected,
+                found,
+            } => write!(
+                f,
+                "`{name}` holds {found} elements, the operation needs {expected}"
+            ),
             Error::Allocation { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter")
             }

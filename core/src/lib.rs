@@ -13,16 +13,18 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
-pub mod classic;
+pub mod analysis;
 mod error;
+mod filter;
+mod filters;
 pub mod hash;
-mod rng;
-pub mod spectral;
-pub mod stable;
+pub mod rng;
 pub mod store;
 
+pub use error::{Error, Result, Value};
+pub use filters::{classic, spectral, stable};
+
 pub use classic::{Classic, ClassicParams};
-pub use error::{Error, Result};
 
 /// Test input sizes: `n` natively, a twentieth under Miri, which runs every
 /// step in an interpreter (memory safety needs few, short cases).
@@ -64,23 +66,7 @@ pub(crate) fn proptest_config(
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
-/// How many items the `*_batch` operations prefetch ahead of the one they
-/// work on: enough to cover a DRAM miss (~100 ns) at a few ns per item.
-/// (Measured on Zen 3 at 64 MiB: 16 and 32 ahead ran alike.)
-pub const LOOKAHEAD: usize = 16;
-
-/// The smallest filter (in bytes of blocks) for which the `*_batch`
-/// operations prefetch: below it the blocks sit in the L2 cache, where a
-/// prefetch only adds work. Measured on Zen 3 (512 KiB of L2 a core,
-/// `streambloom-bench latency --sizes 16K,1M`): prefetching made the
-/// Stable batch about 7 ns per item slower than item-by-item calls at
-/// 16 KiB and no slower at 1 MiB, and the Spectral batch 0.2–2.5 ns slower at
-/// 16 KiB and faster at 1 MiB.
-pub const PREFETCH_MIN_BYTES: usize = 256 * 1024;
-pub use rng::Rng;
-pub use spectral::{MinimalIncrease, MinimumSelection, RecurringMinimum, Spectral};
+pub use spectral::{MinimalIncrease, MinimumSelection, RecurringMinimum, Spectral, SpectralParams};
 pub use stable::{Eviction, StableBloom, StableParams};
-pub use store::{Cells, Storage};
-pub use streambloom_kernels::{
-    Block, Isa, Kernels, Mask, MinCount, Width, W1, W16, W2, W32, W4, W8,
-};
+pub use store::Storage;
+pub use streambloom_kernels::{Block, Isa, Mask, MinCount, Width, W1, W16, W2, W32, W4, W8};

@@ -21,7 +21,7 @@ use streambloom::spectral::{
     MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral,
 };
 use streambloom::stable::{Eviction, StableBloom, StableParams};
-use streambloom::{W16, W4};
+use streambloom::{SpectralParams, W16, W4};
 
 /// FNV-1a over the id's 8 little-endian bytes: a real 32-bit hash.
 fn fnv32(id: u64) -> u64 {
@@ -60,7 +60,7 @@ fn agree(what: &str, got: f64, want: f64, nb: f64, q: f64) {
 fn stable_rate(place: impl Fn(u64) -> u64, q: u64) -> (f64, f64) {
     let params = StableParams {
         cells: 1 << 22,
-        bits: 3,
+        bits_per_cell: 3,
         k: 3,
         p: 1,
         eviction: Eviction::Random,
@@ -68,7 +68,7 @@ fn stable_rate(place: impl Fn(u64) -> u64, q: u64) -> (f64, f64) {
     .with_smallest_p::<W4>(0.01)
     .unwrap();
     let mut f = StableBloom::<W4>::new(params, 11).unwrap();
-    let m = f.len() as u64;
+    let m = f.cells() as u64;
     // Stable after a few m/K items.
     let warm = 4 * m / 3;
     let hashes: Vec<u64> = (0..warm).map(&place).collect();
@@ -77,7 +77,7 @@ fn stable_rate(place: impl Fn(u64) -> u64, q: u64) -> (f64, f64) {
     let hits = (warm..warm + q)
         .filter(|&i| f.observe_hash(place(i)))
         .count();
-    let nb = (f.len() / 128) as f64; // 128 cells a block
+    let nb = (f.cells() / 128) as f64; // 128 cells a block
     (hits as f64 / q as f64, nb)
 }
 
@@ -102,7 +102,7 @@ fn stable_bloom_takes_any_u64() {
 fn spectral_rate<P: Policy + Default>(place: impl Fn(u64) -> u64, n: u64, q: u64) -> (f64, f64) {
     let k = 5;
     let counters = (n as f64 * f64::from(k) / 0.7) as usize;
-    let mut f = Spectral::<P, W16>::new(counters, k, 5).unwrap();
+    let mut f = Spectral::<P, W16>::new(SpectralParams::new(counters, k), 5).unwrap();
     let hashes: Vec<u64> = (0..n).filter(|i| i % 4 != 0).map(&place).collect();
     f.insert_batch_hash(&hashes);
     for i in (0..n).step_by(4) {

@@ -6,12 +6,13 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use std::collections::{HashMap, HashSet, VecDeque};
-use streambloom::spectral::analysis;
+use streambloom::analysis::spectral as analysis;
+use streambloom::analysis::stable::{blocked_fpr, stable_point};
 use streambloom::spectral::{
     Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum, Removable,
-    SlidingWindow, Spectral,
+    SlidingWindow, Spectral, SpectralParams,
 };
-use streambloom::stable::{blocked_fpr, stable_point, Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, StableBloom, StableParams};
 use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 /// Largest cell count a filter is built with (validation sees raw values).
@@ -59,6 +60,9 @@ enum Op {
     RangeCount(u64, u64, bool),
     /// Raw arguments for the formula, planning and analysis functions.
     Formulas(u64, u64, u32, f64, f64),
+    /// The batch forms over these keys, against the keyed forms one by one
+    /// on a clone: the same answers and the same filter.
+    Batch(Vec<u16>),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -93,7 +97,7 @@ fn classic_formulas(raw: ClassicParams, n: u64, target: f64) {
     assert!(is_rate(raw.predicted_fpr(n)), "{raw:?} {n}");
     assert!(is_rate(raw.unblocked_fpr(n)), "{raw:?} {n}");
     if let Ok(p) = ClassicParams::plan(n, target) {
-        assert!(p.bits % 512 == 0 && (1..=32).contains(&p.k), "{p:?}");
+        assert!(p.cells % 512 == 0 && (1..=32).contains(&p.k), "{p:?}");
         assert!(p.predicted_fpr(n) <= target, "{p:?} {n} {target}");
     }
 }
@@ -106,10 +110,16 @@ fn stable_formulas<W: Width>(raw: &StableParams, memory: usize, target: f64) {
     assert!(free.is_err() || is_rate(free.unwrap()), "{raw:?}");
     let blocked = blocked_fpr(raw.eviction, raw.cells, W::CELLS, raw.k, raw.p, raw.max());
     assert!(blocked.is_err() || is_rate(blocked.unwrap()), "{raw:?}");
-    let _ = (raw.stable_point(raw.cells), raw.paper_false_positive_bound(raw.cells));
+    let _ = (
+        raw.stable_point(raw.cells),
+        raw.paper_false_positive_bound(raw.cells),
+    );
     if let Ok(m) = raw.effective_cells::<W>() {
         assert!(is_rate(raw.stable_point(m).unwrap()), "{raw:?}");
-        assert!(is_rate(raw.paper_false_positive_bound(m).unwrap()), "{raw:?}");
+        assert!(
+            is_rate(raw.paper_false_positive_bound(m).unwrap()),
+            "{raw:?}"
+        );
         assert!(is_rate(raw.predicted_fpr::<W>().unwrap()), "{raw:?}");
     }
     if let Ok(p) = raw.with_smallest_p::<W>(target) {
@@ -144,7 +154,7 @@ fn formulas<W: Width>(i: &Input) {
         {
             classic_formulas(
                 ClassicParams {
-                    bits: m as usize,
+                    cells: m as usize,
                     k,
                 },
                 n,
@@ -152,7 +162,7 @@ fn formulas<W: Width>(i: &Input) {
             );
             let raw = StableParams {
                 cells: m as usize,
-                bits: k % 40,
+                bits_per_cell: k % 40,
                 k: i.a.k,
                 p: n as usize,
                 eviction: if i.a.sweep {
@@ -169,7 +179,7 @@ fn formulas<W: Width>(i: &Input) {
 
 fn classic(i: &Input) {
     let (bits, k) = (cap(i.a.cells), i.a.k);
-    let f = Classic::new(bits, k, i.a.seed);
+    let f = Classic::new(ClassicParams { cells: bits, k }, i.a.seed);
     assert_eq!(f.is_ok(), bits >= 1 && (1..=512).contains(&k));
     let Ok(mut f) = f else { return };
     let mut model = HashSet::new();
@@ -184,11 +194,29 @@ fn classic(i: &Input) {
             Op::Clear => {
                 f.clear();
                 model.clear();
-                assert!(f.is_empty() && f.fill_ratio() == 0.0);
+                assert!(f.fill_ratio() == 0.0);
             }
             Op::SetIsa(x) => set_isa(x, |isa| f.set_isa(isa)),
             Op::Stats(n, _) => {
                 let _ = (f.predicted_fpr(n as u64), f.unblocked_fpr(n as u64));
+            }
+            Op::Batch(ref keys) => {
+                let mut one = f.clone();
+                let want: Vec<bool> = keys.iter().map(|x| one.contains(x)).collect();
+                let mut found = vec![false; keys.len()];
+                f.contains_batch(keys, &mut found).unwrap();
+                assert_eq!(found, want);
+                keys.iter().for_each(|x| {
+                    one.insert(x);
+                });
+                f.insert_batch(keys);
+                assert!(f == one);
+                model.extend(keys.iter().copied());
+                assert!(
+                    f.contains_batch(keys, &mut found[..keys.len().saturating_sub(1)])
+                        .is_err()
+                        || keys.is_empty()
+                );
             }
             _ => {}
         }
@@ -201,7 +229,7 @@ fn classic(i: &Input) {
 fn stable_valid<W: Width>(p: &StableParams) -> bool {
     let m = p.cells.div_ceil(W::CELLS).checked_mul(W::CELLS);
     !past_isize(p.cells.div_ceil(W::CELLS))
-        && (1..=W::BITS).contains(&p.bits)
+        && (1..=W::BITS).contains(&p.bits_per_cell)
         && (1..=W::CELLS as u32).contains(&p.k)
         && p.cells >= 1
         && m.is_some_and(|m| (1..=m).contains(&p.p))
@@ -216,7 +244,7 @@ fn stable<W: Width>(i: &Input) {
     let (bits, k, p) = (i.a.bits, i.a.k, i.a.p);
     let raw = StableParams {
         cells: i.a.cells,
-        bits,
+        bits_per_cell: bits,
         k,
         p,
         eviction,
@@ -256,9 +284,28 @@ fn stable<W: Width>(i: &Input) {
             }
             Op::SetIsa(x) => set_isa(x, |isa| f.set_isa(isa)),
             Op::Stats(memory, target) => {
-                let _ = (f.current_fpr(), f.stable_point(), f.paper_false_positive_bound());
+                let _ = (
+                    f.current_fpr(),
+                    f.stable_point(),
+                    f.paper_false_positive_bound(),
+                );
                 let _ = params.with_smallest_p::<W>(target);
                 let _ = StableParams::plan::<W>(cap(memory), target, eviction);
+            }
+            Op::Batch(ref keys) => {
+                let mut one = f.clone();
+                let want: Vec<bool> = keys.iter().map(|x| one.contains(x)).collect();
+                let mut found = vec![false; keys.len()];
+                f.contains_batch(keys, &mut found).unwrap();
+                assert_eq!(found, want);
+                let want: Vec<bool> = keys.iter().map(|x| one.observe(x)).collect();
+                let mut dup = vec![false; keys.len()];
+                f.observe_batch(keys, &mut dup).unwrap();
+                assert_eq!(dup, want);
+                assert!(f == one);
+                keys.iter().for_each(|x| one.insert(x));
+                f.insert_batch(keys);
+                assert!(f == one);
             }
             _ => {}
         }
@@ -380,7 +427,14 @@ impl Model {
 fn spectral<P: Pol, W: Counter>(i: &Input) {
     let make = |p: &Params| {
         let (policy, counters, k) = (P::make(p), cap(p.cells), p.k);
-        let f = Spectral::<P, W>::with_policy(policy, counters, k, p.seed);
+        let f = Spectral::<P, W>::new(
+            SpectralParams {
+                counters,
+                k,
+                policy,
+            },
+            p.seed,
+        );
         let blocks = counters.div_ceil(W::CELLS);
         let valid =
             counters >= 1 && (1..=W::CELLS as u32).contains(&k) && blocks * W::CELLS > k as usize;
@@ -392,13 +446,25 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
         f
     };
     // Validation alone, on the raw size: it allocates nothing.
-    let blocks = Spectral::<P, W>::required_blocks(&P::make(&i.a), i.a.cells, i.a.k);
+    let blocks = SpectralParams {
+        counters: i.a.cells,
+        k: i.a.k,
+        policy: P::make(&i.a),
+    }
+    .blocks::<W>();
     if let Ok(b) = blocks {
         assert!(!past_isize(b), "{b}");
     }
     // Past `isize::MAX` bytes the constructor refuses before allocating.
     if past_isize(i.a.cells.div_ceil(W::CELLS)) {
-        let f = Spectral::<P, W>::with_policy(P::make(&i.a), i.a.cells, i.a.k, 1);
+        let f = Spectral::<P, W>::new(
+            SpectralParams {
+                counters: i.a.cells,
+                k: i.a.k,
+                policy: P::make(&i.a),
+            },
+            1,
+        );
         assert!(f.is_err());
     }
     let (Ok(mut a), Ok(mut b)) = (make(&i.a), make(&i.b)) else {
@@ -444,6 +510,22 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
             }
             Op::Contains(x) => check(&a, &ma, x),
             Op::AtLeast(x, t) => assert_eq!(a.at_least(&x, t), a.estimate(&x) >= t),
+            Op::Batch(ref keys) => {
+                let mut one = a.clone();
+                keys.iter().for_each(|x| one.insert(x));
+                a.insert_batch(keys);
+                assert!(a == one);
+                let want: Vec<u32> = keys.iter().map(|x| one.estimate(x)).collect();
+                let mut counts = vec![0; keys.len()];
+                a.estimate_batch(keys, &mut counts).unwrap();
+                assert_eq!(counts, want);
+                for &x in keys {
+                    ma.insert(x, 1);
+                }
+                for &x in keys {
+                    check(&a, &ma, x);
+                }
+            }
             Op::InsertB(x, r) => {
                 b.insert_n(&x, r);
                 mb.insert(x, r);

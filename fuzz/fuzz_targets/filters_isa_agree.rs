@@ -6,10 +6,10 @@ use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use streambloom::hash::seeded_hasher;
 use streambloom::spectral::{
-    Counter, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral,
+    Counter, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral, SpectralParams,
 };
 use streambloom::stable::{Eviction, StableBloom, StableParams};
-use streambloom::{Block, Classic, Isa, Width, W1, W16, W2, W32, W4, W8};
+use streambloom::{Block, Classic, ClassicParams, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -45,13 +45,20 @@ fn agree<T: PartialEq + std::fmt::Debug>(i: &Input, f: impl Fn(Isa) -> Option<T>
 fn classic(i: &Input, isa: Isa) -> Option<(Vec<bool>, Vec<Block>)> {
     let bits = usize::from(i.cells % 4096);
     let mut buf = vec![Block::ZERO; bits.div_ceil(512)];
-    let mut f =
-        Classic::with_storage(bits, u32::from(i.k), &mut buf[..], seeded_hasher(i.seed)).ok()?;
+    let mut f = Classic::with_storage(
+        ClassicParams {
+            cells: bits,
+            k: u32::from(i.k),
+        },
+        &mut buf[..],
+        seeded_hasher(i.seed),
+    )
+    .ok()?;
     f.set_isa(isa).unwrap();
     let mut out = Vec::new();
     for op in &i.ops {
         match *op {
-            Op::Insert(x, _) => f.insert(&x),
+            Op::Insert(x, _) => out.push(f.insert(&x)),
             Op::Query(x, _) | Op::Remove(x, _) => out.push(f.contains(&x)),
             Op::Clear => f.clear(),
         }
@@ -63,7 +70,7 @@ fn classic(i: &Input, isa: Isa) -> Option<(Vec<bool>, Vec<Block>)> {
 fn stable<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)> {
     let params = StableParams {
         cells: usize::from(i.cells % 4096),
-        bits: u32::from(i.bits % 34),
+        bits_per_cell: u32::from(i.bits % 34),
         k: u32::from(i.k),
         p: usize::from(i.p),
         eviction: if i.sweep {
@@ -74,8 +81,7 @@ fn stable<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)>
     };
     let mut buf = vec![Block::ZERO; params.blocks::<W>().ok()?];
     let mut f =
-        StableBloom::<W, _, _>::with_storage(params, &mut buf[..], seeded_hasher(i.seed), i.seed)
-            .ok()?;
+        StableBloom::<W, _, _>::with_storage(params, &mut buf[..], seeded_hasher(i.seed)).ok()?;
     f.set_isa(isa).unwrap();
     let mut out = Vec::new();
     for op in &i.ops {
@@ -125,7 +131,15 @@ impl Pol for RecurringMinimum {
 
 fn spectral<P: Pol, W: Counter>(i: &Input, isa: Isa) -> Option<(Vec<u32>, u64, Vec<Block>)> {
     let (counters, k) = (usize::from(i.cells % 4096), u32::from(i.k));
-    let mut f = Spectral::<P, W>::with_policy(P::make(i), counters, k, i.seed).ok()?;
+    let mut f = Spectral::<P, W>::new(
+        SpectralParams {
+            counters,
+            k,
+            policy: P::make(i),
+        },
+        i.seed,
+    )
+    .ok()?;
     f.set_isa(isa).unwrap();
     let mut out = Vec::new();
     for op in &i.ops {

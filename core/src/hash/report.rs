@@ -10,9 +10,11 @@
 //! standard error (the spread of the runs' values over `√runs`).
 
 use super::{mix64, Placement};
+use crate::rng::Rng;
 use crate::spectral::{Counter, MinimalIncrease, MinimumSelection, Policy, Spectral};
 use crate::stable::{Eviction, StableBloom, StableParams};
-use crate::{Classic, RecurringMinimum, Rng, Width, W16, W32, W4, W8};
+use crate::{Classic, RecurringMinimum, Width, W16, W32, W4, W8};
+use crate::{ClassicParams, SpectralParams};
 use std::time::Instant;
 use std::vec::Vec;
 use std::{format, println, string::String};
@@ -48,7 +50,14 @@ fn ns_per(n: u64, mut op: impl FnMut(u64)) -> f64 {
 fn classic(place: Placement, n: u64, runs: u64) -> Vec<f64> {
     (0..runs)
         .map(|r| {
-            let mut f = Classic::new(1 << 20, 7, 5 + r).unwrap();
+            let mut f = Classic::new(
+                ClassicParams {
+                    cells: 1 << 20,
+                    k: 7,
+                },
+                5 + r,
+            )
+            .unwrap();
             f.set_placement(place);
             let base = r << 48;
             for i in 0..n {
@@ -75,7 +84,7 @@ fn stable<W: Width>(
     for r in 0..runs {
         let mut f = StableBloom::<W>::new(params, 11 + r).unwrap();
         f.set_placement(place);
-        let m = f.len() as u64;
+        let m = f.cells() as u64;
         let warm = (30 * m / u64::from(params.k))
             .max((u64::from(params.max()) + 2) * m.div_ceil(params.p as u64));
         let base = r << 48;
@@ -124,7 +133,7 @@ fn spectral<P: Policy + Default, W: Counter>(place: Placement, gamma: f64, runs:
         .map(|r| {
             let mut rng = Rng::new(0x5EC7 + r);
             let stream = zipf_stream(n, len, 0.5, &mut rng);
-            let mut f = Spectral::<P, W>::new(m, k, 0x5EC7 + r).unwrap();
+            let mut f = Spectral::<P, W>::new(SpectralParams::new(m, k), 0x5EC7 + r).unwrap();
             f.set_placement(place);
             let mut truth = std::vec![0u32; n];
             for &v in &stream {
@@ -157,7 +166,7 @@ fn stable_rows<W: Width>(params: StableParams, runs: u64) {
         println!(
             "W{:<2} d {} K {} P {:<3} {:<6?} {place:<10?} | zero fraction {} (stable_point {point:.5}) | FPR {}",
             W::BITS,
-            params.bits,
+            params.bits_per_cell,
             params.k,
             params.p,
             params.eviction,
@@ -185,7 +194,7 @@ fn report_placement() {
     for eviction in [Eviction::Random, Eviction::Sweep] {
         let p = |bits, k, p| StableParams {
             cells: m,
-            bits,
+            bits_per_cell: bits,
             k,
             p,
             eviction,
@@ -212,12 +221,19 @@ fn report_placement_speed() {
     println!("In-cache insert, 16 KiB, ns per item (best of 3 passes of 2^20 keys)");
     let n = 1 << 20;
     for place in Placement::ALL {
-        let mut c = Classic::new(16 * 1024 * 8, 7, 1).unwrap();
+        let mut c = Classic::new(
+            ClassicParams {
+                cells: 16 * 1024 * 8,
+                k: 7,
+            },
+            1,
+        )
+        .unwrap();
         c.set_placement(place);
         let mut s = StableBloom::<W8>::new(
             StableParams {
                 cells: 16 * 1024,
-                bits: 3,
+                bits_per_cell: 3,
                 k: 5,
                 p: 67,
                 eviction: Eviction::Random,
@@ -226,13 +242,17 @@ fn report_placement_speed() {
         )
         .unwrap();
         s.set_placement(place);
-        let mut ms = Spectral::<MinimumSelection, W32>::new(4096, 5, 1).unwrap();
+        let mut ms =
+            Spectral::<MinimumSelection, W32>::new(SpectralParams::new(4096, 5), 1).unwrap();
         ms.set_placement(place);
-        let mut ms8 = Spectral::<MinimumSelection, W8>::new(16 * 1024, 5, 1).unwrap();
+        let mut ms8 =
+            Spectral::<MinimumSelection, W8>::new(SpectralParams::new(16 * 1024, 5), 1).unwrap();
         ms8.set_placement(place);
         println!(
             "{place:<10?} | Classic k=7 {:5.1} | Stable W8 K=5 observe {:5.1} | Spectral MS W32 {:5.1} | MS W8 {:5.1}",
-            ns_per(n, |h| c.insert_hash(h)),
+            ns_per(n, |h| {
+                c.insert_hash(h);
+            }),
             ns_per(n, |h| {
                 s.observe_hash(h);
             }),

@@ -10,7 +10,7 @@
 use core::hint::black_box;
 
 use streambloom::hash::seeded_hasher;
-use streambloom::spectral::{MinimalIncrease, Spectral};
+use streambloom::spectral::{MinimalIncrease, Spectral, SpectralParams};
 use streambloom::stable::{Eviction, StableBloom, StableParams};
 use streambloom::{Block, W16, W4};
 
@@ -29,7 +29,7 @@ const SPECTRAL_BLOCKS: usize = 16;
 ///     Err(f) => unreachable!("bad setup: {f:?}"),
 /// }
 /// ```
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub enum Fault {
     /// A constructor rejected the parameters or the buffer.
     Filter(streambloom::Error),
@@ -56,23 +56,24 @@ pub fn run() -> Result<(), Fault> {
     // (Max - 1) * m / P + 1 = 6 * 2048 / 8 + 1 = 1537 items back.
     let params = StableParams {
         cells: STABLE_BLOCKS * 128,
-        bits: 3,
+        bits_per_cell: 3,
         k: 3,
         p: 8,
         eviction: Eviction::Sweep,
     };
     let mut stable_buf = [Block::ZERO; STABLE_BLOCKS];
     let mut seen =
-        StableBloom::<W4, _, _>::with_storage(params, &mut stable_buf[..], seeded_hasher(1), 1)?;
+        StableBloom::<W4, _, _>::with_storage(params, &mut stable_buf[..], seeded_hasher(1))?;
 
     type Counts<'a> = Spectral<MinimalIncrease, W16, &'a mut [Block]>;
     let counters = SPECTRAL_BLOCKS * 32;
-    let needed = Counts::required_blocks(&MinimalIncrease, counters, 4)?;
+    let spectral = SpectralParams::<MinimalIncrease>::new(counters, 4);
+    let needed = spectral.blocks::<W16>()?;
     let mut spectral_buf = [Block::ZERO; SPECTRAL_BLOCKS];
     let storage = spectral_buf
         .get_mut(..needed)
         .ok_or(Fault::BufferTooSmall)?;
-    let mut counts = Counts::from_storage(MinimalIncrease, storage, counters, 4, seeded_hasher(2))?;
+    let mut counts = Counts::with_storage(spectral, storage, seeded_hasher(2))?;
 
     // A stream of 1 950 items: key i, then key i - 50 again (from i = 50
     // on). A repeat comes 101 items after its first occurrence, inside the

@@ -3,7 +3,7 @@
 use std::hint::black_box;
 
 use streambloom::hash;
-use streambloom::spectral::{MinimumSelection, Spectral};
+use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
 use streambloom::Isa;
 
 use super::super::sampler::{BATCH, SEED};
@@ -61,7 +61,8 @@ pub fn targets() -> Vec<Target> {
 
 /// The Spectral filter measured: `bytes` of 32-bit counters, k = 5.
 fn spectral(bytes: usize, isa: Isa) -> Result<Spectral<MinimumSelection>, String> {
-    let mut f = Spectral::<MinimumSelection>::new(bytes / 4, K, SEED).map_err(|e| e.to_string())?;
+    let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(bytes / 4, K), SEED)
+        .map_err(|e| e.to_string())?;
     f.set_isa(isa).map_err(|e| e.to_string())?;
     Ok(f)
 }

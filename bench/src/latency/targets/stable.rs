@@ -56,7 +56,7 @@ pub fn targets() -> Vec<Target> {
 fn stable(bytes: usize, isa: Isa, eviction: Eviction) -> Result<StableBloom<W8>, String> {
     let params = StableParams {
         cells: bytes,
-        bits: 3,
+        bits_per_cell: 3,
         k: K,
         p: 1,
         eviction,

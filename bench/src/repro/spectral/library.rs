@@ -5,13 +5,15 @@
 use streambloom::hash::{self, DefaultHasher};
 use streambloom::spectral::{
     MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Removable, Spectral,
+    SpectralParams,
 };
-use streambloom::{Block, Kernels};
-use streambloom_kernels::cell;
+use streambloom::Block;
+use streambloom_kernels::{cell, Kernels};
 
-pub use streambloom::spectral::analysis::{bloom_error, recurring_minimum_error};
+pub use streambloom::analysis::spectral::{bloom_error, recurring_minimum_error};
+pub use streambloom::rng::Rng;
 pub use streambloom::spectral::Counter;
-pub use streambloom::{Rng, W16, W32};
+pub use streambloom::{W16, W32};
 
 use super::workload::{Counts, Deletes, Recurring, K};
 
@@ -40,9 +42,9 @@ fn err(e: streambloom::Error) -> String {
 pub fn insert_only<W: Counter>(m: usize, seed: u64) -> Result<InsertOnly<W>, String> {
     let k = K as u32;
     Ok((
-        Spectral::new(m, k, seed).map_err(err)?,
-        Spectral::new(m, k, seed).map_err(err)?,
-        Spectral::new(m, k, seed).map_err(err)?,
+        Spectral::new(SpectralParams::new(m, k), seed).map_err(err)?,
+        Spectral::new(SpectralParams::new(m, k), seed).map_err(err)?,
+        Spectral::new(SpectralParams::new(m, k), seed).map_err(err)?,
     ))
 }
 
@@ -50,18 +52,25 @@ pub fn insert_only<W: Counter>(m: usize, seed: u64) -> Result<InsertOnly<W>, Str
 pub fn with_deletes<W: Counter>(m: usize, seed: u64) -> Result<WithDeletes<W>, String> {
     let k = K as u32;
     Ok((
-        Spectral::new(m, k, seed).map_err(err)?,
+        Spectral::new(SpectralParams::new(m, k), seed).map_err(err)?,
         MiWithDeletes::new(m, seed),
-        Spectral::new(m, k, seed).map_err(err)?,
+        Spectral::new(SpectralParams::new(m, k), seed).map_err(err)?,
     ))
 }
 
 /// Table 1's Recurring Minimum: primary `m`, secondary `m/2`.
 pub fn recurring<W: Counter>(m: usize, seed: u64) -> Result<Box<dyn Recurring>, String> {
     let p = RecurringMinimum::new().with_secondary(m / 2);
-    Spectral::<RecurringMinimum, W>::with_policy(p, m + m / 2, K as u32, seed)
-        .map(|f| Box::new(f) as Box<dyn Recurring>)
-        .map_err(err)
+    Spectral::<RecurringMinimum, W>::new(
+        SpectralParams {
+            counters: m + m / 2,
+            k: K as u32,
+            policy: p,
+        },
+        seed,
+    )
+    .map(|f| Box::new(f) as Box<dyn Recurring>)
+    .map_err(err)
 }
 
 fn peak<W: Counter>(blocks: &[Block]) -> u32 {

@@ -1,14 +1,11 @@
 //! **Recurring Minimum** (§3.3) with its optional marker filter `B_f` and
 //! the Trapping variant of §3.3.1.
 
+use super::counters::{Counters, CountersMut, Table};
 use super::policy::{sealed, Plan, Policy, Removable};
-use super::{Counter, Ctx, CtxMut};
 use crate::{Error, Result};
 #[cfg(feature = "alloc")]
 use alloc::collections::BTreeMap;
-use streambloom_kernels::Backend;
-#[cfg(feature = "alloc")]
-use streambloom_kernels::{cell, Mask};
 
 /// **Recurring Minimum** (§3.3): a primary filter updated like
 /// [`MinimumSelection`](super::MinimumSelection), plus a smaller secondary
@@ -107,9 +104,9 @@ impl RecurringMinimum {
     /// the rest); the filter's constructor rejects 0 or the whole budget.
     ///
     /// ```
-    /// use streambloom::spectral::{RecurringMinimum, Spectral};
+    /// use streambloom::spectral::{RecurringMinimum, Spectral, SpectralParams};
     /// let p = RecurringMinimum::new().with_secondary(1000);
-    /// let f = Spectral::<RecurringMinimum>::with_policy(p, 3000, 5, 1).unwrap();
+    /// let f = Spectral::<RecurringMinimum>::new(SpectralParams { counters: 3000, k: 5, policy: p }, 1).unwrap();
     /// assert_eq!(f.counters(), 2000);
     /// ```
     #[must_use]
@@ -124,9 +121,9 @@ impl RecurringMinimum {
     /// docs), removals included:
     ///
     /// ```
-    /// use streambloom::spectral::{RecurringMinimum, Spectral};
+    /// use streambloom::spectral::{RecurringMinimum, Spectral, SpectralParams};
     /// let p = RecurringMinimum::new().with_marker(1 << 14);
-    /// let mut f = Spectral::<RecurringMinimum>::with_policy(p, 3000, 4, 1)?;
+    /// let mut f = Spectral::<RecurringMinimum>::new(SpectralParams { counters: 3000, k: 4, policy: p }, 1)?;
     /// f.insert_n("a", 3);
     /// f.remove("a");
     /// f.insert("a");
@@ -168,11 +165,11 @@ impl RecurringMinimum {
     /// Whether `x` (hashed to `h`) is counted in the secondary, and its
     /// secondary minimum.
     #[inline]
-    fn in_secondary<W: Counter, B: Backend>(&self, c: &Ctx<'_, W, B>, h: u64) -> Option<u32> {
+    fn in_secondary<C: Counters>(&self, c: &C, h: u64) -> Option<u32> {
         if self.has_marker() && !c.marked(h) {
             return None;
         }
-        let s = c.secondary_min(h).min;
+        let s = c.min_count(Table::Secondary, h).min;
         (s > 0).then_some(s)
     }
 
@@ -181,7 +178,7 @@ impl RecurringMinimum {
     /// holds `x`, whatever its secondary counters (they may be 0 after `x`
     /// was removed); without it, when [`Self::in_secondary`] finds it.
     #[inline]
-    fn counted_in_secondary<W: Counter, B: Backend>(&self, c: &Ctx<'_, W, B>, h: u64) -> bool {
+    fn counted_in_secondary<C: Counters>(&self, c: &C, h: u64) -> bool {
         if self.has_marker() {
             c.marked(h)
         } else {
@@ -191,46 +188,44 @@ impl RecurringMinimum {
 
     #[cfg(feature = "alloc")]
     #[inline(always)]
-    fn trap_insert<W: Counter, B: Backend>(
+    fn trap_insert<C: CountersMut>(
         traps: &mut BTreeMap<usize, u64>,
         marker: bool,
-        mut c: CtxMut<'_, W, B>,
+        c: &mut C,
         h: u64,
         r: u32,
     ) {
-        let p = c.geo.primary::<W>(h);
-        let before = c.kernels.min_count(&c.blocks[p.block], p.mask);
-        c.kernels.add_sat(&mut c.blocks[p.block], p.mask, r);
+        let before = c.min_count(Table::Primary, h);
+        c.add(Table::Primary, h, r);
         let m = before.min.saturating_add(r);
         if before.count >= 2 {
-            let mut cells = p.mask;
-            while let Some(i) = cells.pop_lowest() {
-                let at = p.block * W::CELLS + i;
-                let Some(victim) = traps.remove(&at) else {
-                    continue;
-                };
-                if victim == h {
-                    continue;
+            let mut sprung = [0u64; 64];
+            let mut n = 0;
+            c.each_primary(h, |id, _| {
+                if let Some(victim) = traps.remove(&id) {
+                    if victim != h {
+                        sprung[n] = victim;
+                        n += 1;
+                    }
                 }
-                let s = c.geo.secondary::<W>(victim);
-                let owed = c.kernels.min_count(&c.blocks[s.block], s.mask).min;
+                n < sprung.len()
+            });
+            for &victim in &sprung[..n] {
+                let owed = c.min_count(Table::Secondary, victim).min;
                 let back = before.min.min(owed.saturating_sub(1));
-                c.kernels.sub_sat(&mut c.blocks[s.block], s.mask, back);
-                let v = c.geo.primary::<W>(victim);
-                c.kernels.add_sat(&mut c.blocks[v.block], v.mask, back);
+                c.sub(Table::Secondary, victim, back);
+                c.add(Table::Primary, victim, back);
             }
             return;
         }
-        let mut cells = p.mask;
-        while let Some(i) = cells.pop_lowest() {
-            if cell::<W>(&c.blocks[p.block], i) == m {
-                traps.insert(p.block * W::CELLS + i, h);
-                break;
+        c.each_primary(h, |id, value| {
+            if value == m {
+                traps.insert(id, h);
             }
-        }
-        let s = c.geo.secondary::<W>(h);
-        c.kernels.add_sat(&mut c.blocks[s.block], s.mask, m);
-        c.kernels.sub_sat(&mut c.blocks[p.block], p.mask, m);
+            value != m
+        });
+        c.add(Table::Secondary, h, m);
+        c.sub(Table::Primary, h, m);
         if marker {
             c.mark(h);
         }
@@ -242,12 +237,14 @@ impl sealed::Sealed for RecurringMinimum {}
 impl Policy for RecurringMinimum {
     const NAME: &'static str = "recurring minimum";
 
+    #[allow(private_interfaces)]
     fn plan(&self, counters: usize) -> Result<Plan> {
         let secondary = self.secondary.unwrap_or(counters / 3);
         if secondary == 0 || secondary >= counters {
             return Err(Error::param(
                 "secondary",
-                "must be at least 1 and below the counter budget (the budget must be at least 3 by default)",
+                secondary,
+                "at least 1 and below the counter budget (which must be at least 3 by default)",
             ));
         }
         Ok(Plan {
@@ -258,56 +255,54 @@ impl Policy for RecurringMinimum {
     }
 
     #[inline(always)]
-    fn insert<W: Counter, B: Backend>(&mut self, mut c: CtxMut<'_, W, B>, h: u64, r: u32) {
-        let s = c.geo.secondary::<W>(h);
+    fn insert<C: CountersMut>(&mut self, c: &mut C, h: u64, r: u32) {
         #[cfg(feature = "alloc")]
         if self.is_trapping() {
             let marker = self.has_marker();
-            let moved = self.in_secondary(&c.shared(), h).is_some();
+            let moved = self.in_secondary(c, h).is_some();
             if let Some(traps) = self.traps.as_mut() {
                 if moved {
-                    c.kernels.add_sat(&mut c.blocks[s.block], s.mask, r);
+                    c.add(Table::Secondary, h, r);
                 } else {
                     Self::trap_insert(traps, marker, c, h, r);
                 }
                 return;
             }
         }
-        let p = c.geo.primary::<W>(h);
-        c.kernels.add_sat(&mut c.blocks[p.block], p.mask, r);
-        if self.counted_in_secondary(&c.shared(), h) {
-            c.kernels.add_sat(&mut c.blocks[s.block], s.mask, r);
+        c.add(Table::Primary, h, r);
+        if self.counted_in_secondary(c, h) {
+            c.add(Table::Secondary, h, r);
             return;
         }
-        let mc = c.kernels.min_count(&c.blocks[p.block], p.mask);
+        let mc = c.min_count(Table::Primary, h);
         if mc.count >= 2 {
             return;
         }
-        c.kernels.add_sat(&mut c.blocks[s.block], s.mask, mc.min);
+        c.add(Table::Secondary, h, mc.min);
         if self.has_marker() {
             c.mark(h);
         }
     }
 
     #[inline(always)]
-    fn estimate<W: Counter, B: Backend>(&self, c: Ctx<'_, W, B>, h: u64) -> u32 {
+    fn estimate<C: Counters>(&self, c: &C, h: u64) -> u32 {
         if self.is_trapping() {
-            if let Some(s) = self.in_secondary(&c, h) {
+            if let Some(s) = self.in_secondary(c, h) {
                 return s;
             }
-            return c.primary_min(h).min;
+            return c.min_count(Table::Primary, h).min;
         }
-        let m = c.primary_min(h);
+        let m = c.min_count(Table::Primary, h);
         if self.has_marker() {
             if c.marked(h) {
-                return m.min.min(c.secondary_min(h).min);
+                return m.min.min(c.min_count(Table::Secondary, h).min);
             }
             return m.min;
         }
         if m.count >= 2 {
             return m.min;
         }
-        self.in_secondary(&c, h).map_or(m.min, |s| s.min(m.min))
+        self.in_secondary(c, h).map_or(m.min, |s| s.min(m.min))
     }
 
     fn check_merge(&self, other: &Self) -> Result<()> {
@@ -329,27 +324,25 @@ impl Policy for RecurringMinimum {
 
 impl Removable for RecurringMinimum {
     #[inline(always)]
-    fn remove<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32) {
-        let s = c.geo.secondary::<W>(h);
+    fn remove<C: CountersMut>(&mut self, c: &mut C, h: u64, r: u32) {
         if self.is_trapping() {
-            if self.in_secondary(&c.shared(), h).is_some() {
-                c.kernels.sub_sat(&mut c.blocks[s.block], s.mask, r);
+            let table = if self.in_secondary(c, h).is_some() {
+                Table::Secondary
             } else {
-                let p = c.geo.primary::<W>(h);
-                c.kernels.sub_sat(&mut c.blocks[p.block], p.mask, r);
-            }
+                Table::Primary
+            };
+            c.sub(table, h, r);
             return;
         }
-        let p = c.geo.primary::<W>(h);
-        c.kernels.sub_sat(&mut c.blocks[p.block], p.mask, r);
+        c.sub(Table::Primary, h, r);
         let counted = if self.has_marker() {
-            c.shared().marked(h)
+            c.marked(h)
         } else {
-            let single = c.kernels.min_count(&c.blocks[p.block], p.mask).count < 2;
-            single && self.in_secondary(&c.shared(), h).is_some()
+            let single = c.min_count(Table::Primary, h).count < 2;
+            single && self.in_secondary(c, h).is_some()
         };
         if counted {
-            c.kernels.sub_sat(&mut c.blocks[s.block], s.mask, r);
+            c.sub(Table::Secondary, h, r);
         }
     }
 }

@@ -4,7 +4,7 @@
 /// `γ = n·k/m`: distinct items times counters per item over counters (§2.1).
 ///
 /// ```
-/// assert_eq!(streambloom::spectral::analysis::gamma(1000, 5, 5000), 1.0);
+/// assert_eq!(streambloom::analysis::spectral::gamma(1000, 5, 5000), 1.0);
 /// ```
 pub fn gamma(n: u64, k: u32, m: u64) -> f64 {
     n as f64 * f64::from(k) / m as f64
@@ -15,7 +15,7 @@ pub fn gamma(n: u64, k: u32, m: u64) -> f64 {
 /// Selection over-estimates it (Claim 1).
 ///
 /// ```
-/// use streambloom::spectral::analysis::bloom_error;
+/// use streambloom::analysis::spectral::bloom_error;
 /// let e = bloom_error(5, 0.7);
 /// assert!((e - 0.032).abs() < 0.001); // Table 1, γ = 0.7
 /// ```
@@ -30,7 +30,7 @@ pub fn bloom_error(k: u32, gamma: f64) -> f64 {
 /// nothing (`n ≤ k`, `t ≤ 0` or `z ≤ 0`).
 ///
 /// ```
-/// use streambloom::spectral::analysis::zipf_relative_error_bound;
+/// use streambloom::analysis::spectral::zipf_relative_error_bound;
 /// // §2.3's example: n = 1000, k = 5, z = 1, T = 0.5 gives 5·(i/497.5)^5.
 /// let b = zipf_relative_error_bound(100, 1000, 5, 1.0, 0.5);
 /// assert!((b - 5.0 * (100.0f64 / 497.5).powi(5)).abs() < 1e-12);
@@ -50,7 +50,7 @@ pub fn zipf_relative_error_bound(i: u64, n: u64, k: u32, z: f64, t: f64) -> f64 
 /// minimum, so `γ_s = n(1 − P(R_x))k/m_s` and `E_b^s = (1 − e^{−γ_s})^k`.
 ///
 /// ```
-/// use streambloom::spectral::analysis::recurring_minimum_error;
+/// use streambloom::analysis::spectral::recurring_minimum_error;
 /// // Table 1, γ = 0.7: P(R) = 0.812, P(E|R) = 0.002, n = 1000, k = 5,
 /// // m_s = m/2 with m = nk/γ.
 /// let e = recurring_minimum_error(0.812, 0.002, 1000, 5, 5000.0 / 0.7 / 2.0);

@@ -1,9 +1,8 @@
 //! The estimation policies of §2.2 and §3 and the trait that binds them to
 //! [`Spectral`](super::Spectral).
 
-use super::{Counter, Ctx, CtxMut};
+use super::counters::{Counters, CountersMut, Table};
 use crate::Result;
-use streambloom_kernels::Backend;
 
 pub(crate) mod sealed {
     /// Only this crate defines policies.
@@ -12,7 +11,7 @@ pub(crate) mod sealed {
 
 /// The parts of the counter budget a policy asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Counters of the primary filter.
     pub primary: usize,
     /// Counters of the secondary filter (0 without one).
@@ -24,30 +23,48 @@ pub struct Plan {
 /// How a [`Spectral`](super::Spectral) filter inserts and estimates:
 /// [`MinimumSelection`], [`MinimalIncrease`] or
 /// [`RecurringMinimum`](super::RecurringMinimum). Sealed: the filter's
-/// guarantees are stated per policy.
+/// guarantees are stated per policy. A policy works on an item's counters
+/// only through [`Counters`] and [`CountersMut`], whatever store holds
+/// them; the provided methods are the single-table behaviour that Minimum
+/// Selection and Minimal Increase share.
 pub trait Policy: sealed::Sealed + Clone + core::fmt::Debug {
     /// The policy's name as in the paper ("minimum selection", ...).
     const NAME: &'static str;
 
-    /// Splits a budget of `counters` counters (and any extra memory).
+    /// Splits a budget of `counters` counters (and any extra memory): all
+    /// primary, by default.
     #[doc(hidden)]
-    fn plan(&self, counters: usize) -> Result<Plan>;
+    #[allow(private_interfaces)]
+    fn plan(&self, counters: usize) -> Result<Plan> {
+        Ok(Plan {
+            primary: counters,
+            secondary: 0,
+            marker: 0,
+        })
+    }
 
     /// Records `r >= 1` more occurrences of the item hashed to `h`.
     #[doc(hidden)]
-    fn insert<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32);
+    fn insert<C: CountersMut>(&mut self, c: &mut C, h: u64, r: u32);
 
-    /// The estimated count of the item hashed to `h`.
+    /// The estimated count of the item hashed to `h`: the smallest of its
+    /// primary counters, by default.
     #[doc(hidden)]
-    fn estimate<W: Counter, B: Backend>(&self, c: Ctx<'_, W, B>, h: u64) -> u32;
+    #[inline(always)]
+    fn estimate<C: Counters>(&self, c: &C, h: u64) -> u32 {
+        c.min_count(Table::Primary, h).min
+    }
 
-    /// Whether two filters of this policy may be united or joined.
+    /// Whether two filters of this policy may be united or joined (any two
+    /// may, by default).
     #[doc(hidden)]
-    fn check_merge(&self, other: &Self) -> Result<()>;
+    fn check_merge(&self, _other: &Self) -> Result<()> {
+        Ok(())
+    }
 
-    /// Forgets any state kept outside the counters.
+    /// Forgets any state kept outside the counters (none, by default).
     #[doc(hidden)]
-    fn reset(&mut self);
+    fn reset(&mut self) {}
 }
 
 /// Policies that support deletion: [`MinimumSelection`] and
@@ -57,7 +74,7 @@ pub trait Policy: sealed::Sealed + Clone + core::fmt::Debug {
 pub trait Removable: Policy {
     /// Takes back `r >= 1` occurrences of the item hashed to `h`.
     #[doc(hidden)]
-    fn remove<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32);
+    fn remove<C: CountersMut>(&mut self, c: &mut C, h: u64, r: u32);
 }
 
 /// **Minimum Selection** (§2.2): an insertion adds 1 (or `r`) to each of
@@ -85,8 +102,8 @@ pub struct MinimumSelection;
 /// not exist for it:
 ///
 /// ```compile_fail
-/// use streambloom::spectral::{MinimalIncrease, Spectral};
-/// let mut f = Spectral::<MinimalIncrease>::new(1024, 4, 7).unwrap();
+/// use streambloom::spectral::{MinimalIncrease, Spectral, SpectralParams};
+/// let mut f = Spectral::<MinimalIncrease>::new(SpectralParams::new(1024, 4), 7).unwrap();
 /// f.insert("a");
 /// f.remove("a"); // error: `MinimalIncrease` is not `Removable`
 /// ```
@@ -96,70 +113,28 @@ pub struct MinimalIncrease;
 impl sealed::Sealed for MinimumSelection {}
 impl sealed::Sealed for MinimalIncrease {}
 
-fn single(counters: usize) -> Result<Plan> {
-    Ok(Plan {
-        primary: counters,
-        secondary: 0,
-        marker: 0,
-    })
-}
-
 impl Policy for MinimumSelection {
     const NAME: &'static str = "minimum selection";
 
-    fn plan(&self, counters: usize) -> Result<Plan> {
-        single(counters)
-    }
-
     #[inline(always)]
-    fn insert<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32) {
-        let p = c.geo.primary::<W>(h);
-        c.kernels.add_sat(&mut c.blocks[p.block], p.mask, r);
+    fn insert<C: CountersMut>(&mut self, c: &mut C, h: u64, r: u32) {
+        c.add(Table::Primary, h, r);
     }
-
-    #[inline(always)]
-    fn estimate<W: Counter, B: Backend>(&self, c: Ctx<'_, W, B>, h: u64) -> u32 {
-        c.primary_min(h).min
-    }
-
-    fn check_merge(&self, _: &Self) -> Result<()> {
-        Ok(())
-    }
-
-    fn reset(&mut self) {}
 }
 
 impl Removable for MinimumSelection {
     #[inline(always)]
-    fn remove<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32) {
-        let p = c.geo.primary::<W>(h);
-        c.kernels.sub_sat(&mut c.blocks[p.block], p.mask, r);
+    fn remove<C: CountersMut>(&mut self, c: &mut C, h: u64, r: u32) {
+        c.sub(Table::Primary, h, r);
     }
 }
 
 impl Policy for MinimalIncrease {
     const NAME: &'static str = "minimal increase";
 
-    fn plan(&self, counters: usize) -> Result<Plan> {
-        single(counters)
-    }
-
     #[inline(always)]
-    fn insert<W: Counter, B: Backend>(&mut self, c: CtxMut<'_, W, B>, h: u64, r: u32) {
-        let p = c.geo.primary::<W>(h);
-        let block = &mut c.blocks[p.block];
-        let min = c.kernels.min_count(block, p.mask).min;
-        c.kernels.max_assign(block, p.mask, min.saturating_add(r));
+    fn insert<C: CountersMut>(&mut self, c: &mut C, h: u64, r: u32) {
+        let min = c.min_count(Table::Primary, h).min;
+        c.raise_to(Table::Primary, h, min.saturating_add(r));
     }
-
-    #[inline(always)]
-    fn estimate<W: Counter, B: Backend>(&self, c: Ctx<'_, W, B>, h: u64) -> u32 {
-        c.primary_min(h).min
-    }
-
-    fn check_merge(&self, _: &Self) -> Result<()> {
-        Ok(())
-    }
-
-    fn reset(&mut self) {}
 }

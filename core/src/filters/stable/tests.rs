@@ -1,5 +1,6 @@
 use super::*;
-use crate::{Error, Rng, W1, W16, W2, W32, W4, W8};
+use crate::rng::Rng;
+use crate::{Error, W1, W16, W2, W32, W4, W8};
 use proptest::prelude::*;
 use std::collections::HashMap;
 use std::format;
@@ -9,7 +10,7 @@ use std::vec::Vec;
 fn params(cells: usize, bits: u32, k: u32, p: usize, eviction: Eviction) -> StableParams {
     StableParams {
         cells,
-        bits,
+        bits_per_cell: bits,
         k,
         p,
         eviction,
@@ -20,23 +21,23 @@ fn params(cells: usize, bits: u32, k: u32, p: usize, eviction: Eviction) -> Stab
 fn every_bad_input_is_an_error() {
     let ok = params(1024, 3, 3, 10, Eviction::Random);
     let bad = |p: StableParams| StableBloom::<W4>::new(p, 1).unwrap_err();
-    assert_eq!(
+    assert!(matches!(
         bad(StableParams { cells: 0, ..ok }),
-        Error::param("cells", "must be at least 1")
-    );
-    assert_eq!(
+        Error::Parameter { name: "cells", .. }
+    ));
+    assert!(matches!(
         bad(StableParams { k: 0, ..ok }),
-        Error::param("k", "must be at least 1")
-    );
-    assert_eq!(
+        Error::Parameter { name: "k", .. }
+    ));
+    assert!(matches!(
         bad(StableParams { k: 129, ..ok }),
-        Error::param("k", "must be at most the cells of a block")
-    );
+        Error::Parameter { name: "k", .. }
+    ));
     assert!(StableBloom::<W4>::new(StableParams { k: 128, ..ok }, 1).is_ok());
-    assert_eq!(
+    assert!(matches!(
         bad(StableParams { p: 0, ..ok }),
-        Error::param("p", "must be at least 1")
-    );
+        Error::Parameter { name: "p", .. }
+    ));
     // 1000 cells round up to 1024: P may reach the effective m, not beyond.
     assert!(StableBloom::<W4>::new(
         StableParams {
@@ -47,31 +48,51 @@ fn every_bad_input_is_an_error() {
         1
     )
     .is_ok());
-    assert_eq!(
+    assert!(matches!(
         bad(StableParams { p: 1025, ..ok }),
-        Error::param("p", "must be at most the cell count")
-    );
-    assert_eq!(
-        bad(StableParams { bits: 0, ..ok }),
-        Error::param("bits", "must be in 1..=W::BITS")
-    );
-    assert_eq!(
-        bad(StableParams { bits: 5, ..ok }),
-        Error::param("bits", "must be in 1..=W::BITS")
-    );
-    assert!(StableBloom::<W4>::new(StableParams { bits: 4, ..ok }, 1).is_ok());
+        Error::Parameter { name: "p", .. }
+    ));
+    assert!(matches!(
+        bad(StableParams {
+            bits_per_cell: 0,
+            ..ok
+        }),
+        Error::Parameter {
+            name: "bits_per_cell",
+            ..
+        }
+    ));
+    assert!(matches!(
+        bad(StableParams {
+            bits_per_cell: 5,
+            ..ok
+        }),
+        Error::Parameter {
+            name: "bits_per_cell",
+            ..
+        }
+    ));
+    assert!(StableBloom::<W4>::new(
+        StableParams {
+            bits_per_cell: 4,
+            ..ok
+        },
+        1
+    )
+    .is_ok());
     let mut buf = [Block::ZERO; 9];
-    let e = StableBloom::<W4, _, _>::with_storage(ok, &mut buf[..], hash::seeded_hasher(1), 1)
+    let e = StableBloom::<W4, _, _>::with_storage(ok, &mut buf[..], hash::seeded_hasher(1))
         .unwrap_err();
     assert_eq!(
         e,
-        Error::StorageLength {
+        Error::Length {
+            name: "storage",
             expected: 8,
             found: 9
         }
     );
-    let mut f = StableBloom::<W4, _, _>::with_storage(ok, &mut buf[..8], hash::seeded_hasher(1), 1)
-        .unwrap();
+    let mut f =
+        StableBloom::<W4, _, _>::with_storage(ok, &mut buf[..8], hash::seeded_hasher(1)).unwrap();
     if !Isa::Avx512.is_available() {
         assert!(f.set_isa(Isa::Avx512).is_err());
     }
@@ -85,13 +106,13 @@ fn every_bad_input_is_an_error() {
     assert!(StableParams::plan::<W1>(isize::MAX as usize, 0.01, Eviction::Random).is_err());
     assert!(StableParams::plan::<W1>(usize::MAX, 0.01, Eviction::Sweep).is_err());
     // One block of 1-bit cells reaches at best (K/512)^K >= 2^-128 (K <= 32).
-    assert_eq!(
+    assert!(matches!(
         StableParams::plan::<W1>(64, 1e-40, Eviction::Sweep),
-        Err(Error::param(
-            "target_fpr",
-            "is not reachable with this memory"
-        ))
-    );
+        Err(Error::Parameter {
+            name: "target_fpr",
+            ..
+        })
+    ));
 }
 
 /// The algorithm restated over a `Vec<u32>` of cells with scalar code, the
@@ -110,7 +131,12 @@ impl Model {
         let blocks = params.blocks::<W>().unwrap();
         Model {
             cells: std::vec![0; blocks * W::CELLS],
-            rng: Rng::new(seed),
+            // The filter seeds its PRNG with its hasher's hash of
+            // `RNG_DOMAIN`.
+            rng: Rng::new(core::hash::BuildHasher::hash_one(
+                &hash::seeded_hasher(seed),
+                super::RNG_DOMAIN,
+            )),
             params,
             cursor: 0,
             blocks,
@@ -230,7 +256,6 @@ fn agrees_with_model<W: Width>(
             params,
             crate::store::zeroed(blocks).unwrap(),
             hash::seeded_hasher(seed),
-            seed,
         )
         .unwrap();
         f.set_isa(isa).unwrap();
@@ -363,7 +388,7 @@ fn warm_up(p: &StableParams, m: usize) -> u64 {
 /// runs much longer than that correlation are nearly independent, and the
 /// spread of their means estimates the standard error honestly.
 fn zero_fraction_and_se<W: Width>(f: &StableBloom<W>) -> (f64, f64) {
-    let m = f.len();
+    let m = f.cells();
     let g = 64;
     let run = m / g;
     let zs: Vec<f64> = (0..g)
@@ -384,7 +409,7 @@ fn zero_fraction_and_se<W: Width>(f: &StableBloom<W>) -> (f64, f64) {
 /// error is binomial).
 fn check_stable_point<W: Width>(p: StableParams, seed: u64) {
     let mut f = StableBloom::<W>::new(p, seed).unwrap();
-    let m = f.len();
+    let m = f.cells();
     assert!(m >= 1 << 16, "m must be large enough for 64 batches");
     feed(&mut f, 0, warm_up(&p, m));
     let (z, se) = zero_fraction_and_se(&f);
@@ -462,7 +487,7 @@ fn state_fpr_and_se<W: Width>(f: &StableBloom<W>) -> (f64, f64) {
 /// correlated, so their standard errors are averaged, not pooled).
 fn steady_fpr<W: Width>(f: &mut StableBloom<W>, snaps: u64) -> (f64, f64) {
     let p = f.params;
-    let m = f.len();
+    let m = f.cells();
     let n = warm_up(&p, m);
     feed(f, 0, n);
     let (mut mean, mut se) = (0.0, 0.0);
@@ -530,7 +555,7 @@ fn blocked_model_matches_the_filter() {
 fn sweep_has_no_false_negatives_inside_its_window() {
     let p = params(4096, 3, 3, 16, Eviction::Sweep);
     let mut f = StableBloom::<W4>::new(p, 11).unwrap();
-    let (m, max) = (f.len(), p.max() as usize);
+    let (m, max) = (f.cells(), p.max() as usize);
     // Largest g with (g - 1)·P <= (Max - 1)·m.
     let window = (max - 1) * m / p.p + 1;
     let keys: Vec<u64> = (0..8000u64).map(hash::mix64).collect();
@@ -568,7 +593,7 @@ fn sweep_has_no_false_negatives_inside_its_window() {
 fn planned_filters_deliver_their_target() {
     fn check<W: Width>(planned: StableParams, target: f64) -> (f64, StableParams) {
         let mut f = StableBloom::<W>::new(planned, 17).unwrap();
-        let m = f.len();
+        let m = f.cells();
         feed(&mut f, 0, warm_up(&planned, m));
         let (_, state_se) = state_fpr_and_se(&f);
         let queries = 400_000u64;
@@ -735,7 +760,7 @@ fn report_random_vs_sweep() {
 fn report_planner() {
     fn row<W: Width>(label: &str, p: StableParams, target: f64) {
         let mut f = StableBloom::<W>::new(p, 17).unwrap();
-        let m = f.len();
+        let m = f.cells();
         feed(&mut f, 0, warm_up(&p, m));
         let queries = 400_000u64;
         let hits = (0..queries)
@@ -743,7 +768,7 @@ fn report_planner() {
             .count();
         std::println!(
             "| {label} | {target} | d = {}, K = {}, P = {} | {:.4} | {:.4} | {:.4} |",
-            p.bits,
+            p.bits_per_cell,
             p.k,
             p.p,
             f.paper_false_positive_bound(),

@@ -18,8 +18,8 @@ use core::hash::{BuildHasher, Hash};
 /// because its deletions cause false negatives (§6.2 shows it failing):
 ///
 /// ```compile_fail
-/// use streambloom::spectral::{MinimalIncrease, SlidingWindow, Spectral};
-/// let f = Spectral::<MinimalIncrease>::new(1024, 4, 1).unwrap();
+/// use streambloom::spectral::{MinimalIncrease, SlidingWindow, Spectral, SpectralParams};
+/// let f = Spectral::<MinimalIncrease>::new(SpectralParams::new(1024, 4), 1).unwrap();
 /// let w = SlidingWindow::new(f, 100);
 /// ```
 ///
@@ -28,8 +28,8 @@ use core::hash::{BuildHasher, Hash};
 /// no under-estimate without a false positive of `B_f`).
 ///
 /// ```
-/// use streambloom::spectral::{MinimumSelection, SlidingWindow, Spectral};
-/// let f = Spectral::<MinimumSelection>::new(4096, 4, 1)?;
+/// use streambloom::spectral::{MinimumSelection, SlidingWindow, Spectral, SpectralParams};
+/// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
 /// let mut w = SlidingWindow::new(f, 2)?;
 /// w.insert("a");
 /// w.insert("b");
@@ -56,11 +56,20 @@ impl<P: Removable, W: Counter, S: Storage, H> core::fmt::Debug for SlidingWindow
 }
 
 impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> SlidingWindow<P, W, S, H> {
-    /// A window of the last `window` items over `filter`, which should be
-    /// empty (its current contents never leave). An error for `window = 0`.
+    /// A window of the last `window` items over `filter`, which must be
+    /// empty (contents it held before would never leave the window). An
+    /// error for `window = 0` or a filter with a non-zero
+    /// [`total`](Spectral::total).
     pub fn new(filter: Spectral<P, W, S, H>, window: usize) -> Result<Self> {
         if window == 0 {
-            return Err(Error::param("window", "must be at least 1"));
+            return Err(Error::param("window", window, "at least 1"));
+        }
+        if filter.total() != 0 {
+            return Err(Error::param(
+                "filter",
+                filter.total(),
+                "empty (a total of 0): its items would never leave the window",
+            ));
         }
         Ok(SlidingWindow {
             filter,

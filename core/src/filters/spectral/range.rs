@@ -35,8 +35,8 @@ pub struct RangeCount {
 /// inserted keys by the depth.
 ///
 /// ```
-/// use streambloom::spectral::{MinimumSelection, RangeTree, Spectral};
-/// let f = Spectral::<MinimumSelection>::new(1 << 14, 4, 1)?;
+/// use streambloom::spectral::{MinimumSelection, RangeTree, Spectral, SpectralParams};
+/// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(1 << 14, 4), 1)?;
 /// let mut t = RangeTree::new(f, 16)?;
 /// for v in [3u64, 4, 5, 900] {
 ///     t.insert(v)?;
@@ -65,14 +65,14 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> RangeTree<P, W, S, H> {
     /// A range tree over values of `bits` bits (1 to 64) kept in `filter`.
     pub fn new(filter: Spectral<P, W, S, H>, bits: u32) -> Result<Self> {
         if bits == 0 || bits > 64 {
-            return Err(Error::param("bits", "must be between 1 and 64"));
+            return Err(Error::param("bits", bits, "in 1..=64"));
         }
         Ok(RangeTree { filter, bits })
     }
 
     fn check(&self, v: u64) -> Result<()> {
         if self.bits < 64 && v >> self.bits != 0 {
-            return Err(Error::param("value", "has more bits than the tree"));
+            return Err(Error::param("value", v, "below 2^bits, the tree's range"));
         }
         Ok(())
     }
@@ -104,7 +104,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> RangeTree<P, W, S, H> {
         self.check(lo)?;
         self.check(hi)?;
         if lo > hi {
-            return Err(Error::param("lo", "must not exceed hi"));
+            return Err(Error::param("lo", lo, "at most hi"));
         }
         let mut out = RangeCount { count: 0, nodes: 0 };
         let mut ask = |level: u32, prefix: u128| {

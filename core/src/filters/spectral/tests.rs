@@ -34,7 +34,15 @@ fn model(s: &[(u16, u32)]) -> HashMap<u16, u32> {
 }
 
 fn never_under<P: Policy>(p: P, counters: usize, s: &[(u16, u32)]) {
-    let mut f = Spectral::<P, W16>::with_policy(p, counters, 4, 11).unwrap();
+    let mut f = Spectral::<P, W16>::new(
+        SpectralParams {
+            counters,
+            k: 4,
+            policy: p,
+        },
+        11,
+    )
+    .unwrap();
     for &(k, r) in s {
         f.insert_n(&k, r);
     }
@@ -52,8 +60,17 @@ fn never_under<P: Policy>(p: P, counters: usize, s: &[(u16, u32)]) {
 /// Recurring Minimum's primary is a Minimum Selection filter: its estimate
 /// is never above the MS estimate of the same stream.
 fn never_above_minimum_selection(p: RecurringMinimum, counters: usize, s: &[(u16, u32)]) {
-    let mut rm = Spectral::<RecurringMinimum, W16>::with_policy(p, counters, 4, 11).unwrap();
-    let mut ms = Spectral::<MinimumSelection, W16>::new(rm.counters(), 4, 11).unwrap();
+    let mut rm = Spectral::<RecurringMinimum, W16>::new(
+        SpectralParams {
+            counters,
+            k: 4,
+            policy: p,
+        },
+        11,
+    )
+    .unwrap();
+    let mut ms =
+        Spectral::<MinimumSelection, W16>::new(SpectralParams::new(rm.counters(), 4), 11).unwrap();
     for &(k, r) in s {
         rm.insert_n(&k, r);
         ms.insert_n(&k, r);
@@ -86,7 +103,7 @@ proptest! {
         counters in 200usize..2048,
     ) {
         fn run<P: Removable>(p: P, counters: usize, s: &[(u16, u32)], dels: &[(usize, u32)]) {
-            let mut f = Spectral::<P, W16>::with_policy(p, counters, 4, 3).unwrap();
+            let mut f = Spectral::<P, W16>::new(SpectralParams { counters, k: 4, policy: p }, 3).unwrap();
             let mut m = model(s);
             for &(k, r) in s {
                 f.insert_n(&k, r);
@@ -115,7 +132,7 @@ proptest! {
         counters in prop_oneof![96usize..2048, 131_072usize..135_000],
     ) {
         fn run<P: Policy + Clone>(p: P, counters: usize, s: &[(u16, u32)]) -> core::result::Result<(), TestCaseError> {
-            let mut one = Spectral::<P, W16>::with_policy(p, counters, 5, 3).unwrap();
+            let mut one = Spectral::<P, W16>::new(SpectralParams { counters, k: 5, policy: p }, 3).unwrap();
             let mut batched = one.clone();
             let hashes: Vec<u64> = s.iter().map(|(key, _)| one.hash(key)).collect();
             hashes.iter().for_each(|&h| one.insert_hash(h));
@@ -136,7 +153,7 @@ proptest! {
 
     #[test]
     fn minimum_selection_union_is_the_filter_of_both_streams(a in stream(), b in stream()) {
-        let mut fa = Spectral::<MinimumSelection, W16>::new(1000, 4, 5).unwrap();
+        let mut fa = Spectral::<MinimumSelection, W16>::new(SpectralParams::new(1000, 4), 5).unwrap();
         let mut fb = fa.clone();
         let mut both = fa.clone();
         for &(k, r) in &a { fa.insert_n(&k, r); both.insert_n(&k, r); }
@@ -149,7 +166,7 @@ proptest! {
     #[test]
     fn unions_and_joins_never_under_estimate(a in stream(), b in stream()) {
         fn run<P: Policy>(p: P, a: &[(u16, u32)], b: &[(u16, u32)]) {
-            let mut fa = Spectral::<P, W32>::with_policy(p, 1200, 4, 5).unwrap();
+            let mut fa = Spectral::<P, W32>::new(SpectralParams { counters: 1200, k: 4, policy: p }, 5).unwrap();
             let mut fb = fa.clone();
             for &(k, r) in a { fa.insert_n(&k, r); }
             for &(k, r) in b { fb.insert_n(&k, r); }
@@ -186,7 +203,7 @@ proptest! {
     #[test]
     fn window_matches_a_deque(keys in proptest::collection::vec(0u16..60, 0..crate::scaled(500)), window in 1usize..80) {
         fn run<P: Removable>(p: P, counters: usize, one_sided: bool, keys: &[u16], window: usize) {
-            let f = Spectral::<P, W16>::with_policy(p, counters, 4, 9).unwrap();
+            let f = Spectral::<P, W16>::new(SpectralParams { counters, k: 4, policy: p }, 9).unwrap();
             let mut w = SlidingWindow::new(f, window).unwrap();
             let mut q = VecDeque::new();
             let count = |q: &VecDeque<u16>, k: u16| q.iter().filter(|&&x| x == k).count() as u32;
@@ -234,7 +251,7 @@ proptest! {
         lo in 0u64..4096,
         len in 0u64..4096,
     ) {
-        let f = Spectral::<MinimumSelection, W16>::new(8192, 4, 2).unwrap();
+        let f = Spectral::<MinimumSelection, W16>::new(SpectralParams::new(8192, 4), 2).unwrap();
         let mut t = RangeTree::new(f, 12).unwrap();
         for &v in &values { t.insert(v).unwrap(); }
         let hi = (lo + len).min(4095);
@@ -256,7 +273,15 @@ fn every_isa_gives_identical_counters() {
     fn run<P: Policy>(p: P) {
         let mut reference: Option<Vec<Block>> = None;
         for isa in Isa::available() {
-            let mut f = Spectral::<P, W8>::with_policy(p.clone(), 3000, 5, 4).unwrap();
+            let mut f = Spectral::<P, W8>::new(
+                SpectralParams {
+                    counters: 3000,
+                    k: 5,
+                    policy: p.clone(),
+                },
+                4,
+            )
+            .unwrap();
             f.set_isa(isa).unwrap();
             assert_eq!(f.isa(), isa);
             let mut x = 1u64;
@@ -280,8 +305,8 @@ fn every_isa_gives_identical_counters() {
 #[test]
 #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn minimal_increase_is_never_worse_than_minimum_selection() {
-    let mut ms = Spectral::<MinimumSelection, W16>::new(640, 5, 1).unwrap();
-    let mut mi = Spectral::<MinimalIncrease, W16>::new(640, 5, 1).unwrap();
+    let mut ms = Spectral::<MinimumSelection, W16>::new(SpectralParams::new(640, 5), 1).unwrap();
+    let mut mi = Spectral::<MinimalIncrease, W16>::new(SpectralParams::new(640, 5), 1).unwrap();
     let mut x = 7u64;
     for _ in 0..5000 {
         x = mix64(x);
@@ -312,8 +337,10 @@ fn minimal_increase_is_never_worse_than_minimum_selection() {
 fn recurring_minimum_moves_single_minima_and_is_tighter_than_ms() {
     let (mut wins, mut differ, mut from_secondary) = (0u32, 0u32, 0usize);
     for seed in 1..=30u64 {
-        let mut ms = Spectral::<MinimumSelection, W16>::new(3000, 5, seed).unwrap();
-        let mut rm = Spectral::<RecurringMinimum, W16>::new(4500, 5, seed).unwrap();
+        let mut ms =
+            Spectral::<MinimumSelection, W16>::new(SpectralParams::new(3000, 5), seed).unwrap();
+        let mut rm =
+            Spectral::<RecurringMinimum, W16>::new(SpectralParams::new(4500, 5), seed).unwrap();
         assert_eq!((ms.counters(), rm.counters()), (3008, 3008));
         assert_eq!(rm.blocks().len(), ms.blocks().len() + 1504 / W16::CELLS);
         let mut x = seed;
@@ -330,7 +357,7 @@ fn recurring_minimum_moves_single_minima_and_is_tighter_than_ms() {
                 !single
                     || rm
                         .ctx(streambloom_kernels::Scalar::new())
-                        .secondary_min(h)
+                        .min_count(Table::Secondary, h)
                         .min
                         > 0,
                 "key {key} has a single minimum but was not moved"
@@ -367,8 +394,15 @@ fn trapping_deletes_and_refuses_merges() {
     assert!(p.is_trapping() && !p.has_marker());
     let (mut items, mut exact, mut left) = (0, 0, 0);
     for seed in 1..=8u64 {
-        let mut f =
-            Spectral::<RecurringMinimum, W32>::with_policy(p.clone(), 3000, 4, seed).unwrap();
+        let mut f = Spectral::<RecurringMinimum, W32>::new(
+            SpectralParams {
+                counters: 3000,
+                k: 4,
+                policy: p.clone(),
+            },
+            seed,
+        )
+        .unwrap();
         let mut truth = HashMap::new();
         let mut x = seed;
         for _ in 0..20_000 {
@@ -399,7 +433,7 @@ fn trapping_deletes_and_refuses_merges() {
 
 #[test]
 fn saturation_and_over_removal_stop_at_the_bounds() {
-    let mut f = Spectral::<MinimumSelection, W8>::new(640, 3, 1).unwrap();
+    let mut f = Spectral::<MinimumSelection, W8>::new(SpectralParams::new(640, 3), 1).unwrap();
     f.insert_n("a", 300);
     assert_eq!(f.estimate("a"), 255);
     f.insert_n("a", 0);
@@ -425,7 +459,7 @@ fn saturation_and_over_removal_stop_at_the_bounds() {
 #[test]
 #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn unbiased_estimator_averages_to_the_truth() {
-    let mut f = Spectral::<MinimumSelection, W32>::new(2000, 4, 6).unwrap();
+    let mut f = Spectral::<MinimumSelection, W32>::new(SpectralParams::new(2000, 4), 6).unwrap();
     let mut truth = HashMap::new();
     let mut x = 9u64;
     for _ in 0..40_000 {
@@ -485,35 +519,37 @@ fn constructors_reject_bad_parameters() {
     type Ms = Spectral<MinimumSelection, W8>;
     // Sizes near usize::MAX: an error, not an overflow (found by fuzzing).
     for counters in [usize::MAX, usize::MAX - 2] {
-        assert!(Ms::new(counters, 1, 0).is_err());
-        assert!(
-            Spectral::<MinimalIncrease, W16>::required_blocks(&MinimalIncrease, counters, 16)
-                .is_err()
-        );
+        assert!(Ms::new(SpectralParams::new(counters, 1), 0).is_err());
+        assert!(SpectralParams::<MinimalIncrease>::new(counters, 16)
+            .blocks::<W16>()
+            .is_err());
     }
-    assert_eq!(
-        Ms::new(0, 4, 1).unwrap_err(),
-        Error::param("counters", "must be at least 1")
-    );
-    assert_eq!(
-        Ms::new(64, 0, 1).unwrap_err(),
-        Error::param("k", "must be at least 1")
-    );
     assert!(matches!(
-        Ms::new(6400, 65, 1),
+        Ms::new(SpectralParams::new(0, 4), 1).unwrap_err(),
+        Error::Parameter {
+            name: "counters",
+            ..
+        }
+    ));
+    assert!(matches!(
+        Ms::new(SpectralParams::new(64, 0), 1).unwrap_err(),
+        Error::Parameter { name: "k", .. }
+    ));
+    assert!(matches!(
+        Ms::new(SpectralParams::new(6400, 65), 1),
         Err(Error::Parameter { name: "k", .. })
     ));
     assert!(matches!(
-        Ms::new(64, 64, 1),
+        Ms::new(SpectralParams::new(64, 64), 1),
         Err(Error::Parameter { name: "k", .. })
     ));
-    assert!(Ms::new(64, 63, 1).is_ok());
+    assert!(Ms::new(SpectralParams::new(64, 63), 1).is_ok());
     assert!(matches!(
-        Spectral::<MinimumSelection, W32>::new(6400, 17, 1),
+        Spectral::<MinimumSelection, W32>::new(SpectralParams::new(6400, 17), 1),
         Err(Error::Parameter { name: "k", .. })
     ));
     assert!(matches!(
-        Spectral::<RecurringMinimum>::new(2, 1, 1),
+        Spectral::<RecurringMinimum>::new(SpectralParams::new(2, 1), 1),
         Err(Error::Parameter {
             name: "secondary",
             ..
@@ -521,25 +557,36 @@ fn constructors_reject_bad_parameters() {
     ));
     for s in [0, 100] {
         let p = RecurringMinimum::new().with_secondary(s);
-        assert!(Spectral::<RecurringMinimum>::with_policy(p, 100, 2, 1).is_err());
+        assert!(Spectral::<RecurringMinimum>::new(
+            SpectralParams {
+                counters: 100,
+                k: 2,
+                policy: p
+            },
+            1
+        )
+        .is_err());
     }
     let mut buf = [Block::ZERO; 3];
-    let e = Spectral::<MinimumSelection, W8, &mut [Block]>::from_storage(
-        MinimumSelection,
+    let e = Spectral::<MinimumSelection, W8, &mut [Block]>::with_storage(
+        SpectralParams {
+            counters: 640,
+            k: 4,
+            policy: MinimumSelection,
+        },
         &mut buf[..],
-        640,
-        4,
         hash::seeded_hasher(1),
     )
     .unwrap_err();
     assert_eq!(
         e,
-        Error::StorageLength {
+        Error::Length {
+            name: "storage",
             expected: 10,
             found: 3
         }
     );
-    let f = Ms::new(640, 4, 1).unwrap();
+    let f = Ms::new(SpectralParams::new(640, 4), 1).unwrap();
     let mut w = f.clone();
     assert!(SlidingWindow::new(f.clone(), 0).is_err());
     assert!(RangeTree::new(f.clone(), 0).is_err());
@@ -547,10 +594,10 @@ fn constructors_reject_bad_parameters() {
     let mut t = RangeTree::new(f.clone(), 8).unwrap();
     assert!(t.insert(256).is_err() && t.remove(256).is_err() && t.count(256).is_err());
     assert!(t.range_count(0, 256).is_err());
-    assert_eq!(
+    assert!(matches!(
         t.range_count(5, 4).unwrap_err(),
-        Error::param("lo", "must not exceed hi")
-    );
+        Error::Parameter { name: "lo", .. }
+    ));
     let full = RangeTree::new(f.clone(), 64).unwrap();
     assert_eq!(full.range_count(0, u64::MAX).unwrap().nodes, 1);
     assert!(w.set_isa(Isa::Scalar).is_ok());
@@ -565,10 +612,10 @@ fn constructors_reject_bad_parameters() {
 #[test]
 fn merges_refuse_mismatched_filters() {
     type Ms = Spectral<MinimumSelection, W16>;
-    let mut a = Ms::new(1000, 4, 1).unwrap();
-    let seeds = Ms::new(1000, 4, 2).unwrap();
-    let size = Ms::new(2000, 4, 1).unwrap();
-    let k = Ms::new(1000, 5, 1).unwrap();
+    let mut a = Ms::new(SpectralParams::new(1000, 4), 1).unwrap();
+    let seeds = Ms::new(SpectralParams::new(1000, 4), 2).unwrap();
+    let size = Ms::new(SpectralParams::new(2000, 4), 1).unwrap();
+    let k = Ms::new(SpectralParams::new(1000, 5), 1).unwrap();
     assert_eq!(
         a.union(&seeds),
         Err(Error::Incompatible {
@@ -580,8 +627,16 @@ fn merges_refuse_mismatched_filters() {
         Err(Error::Incompatible { what: "sizes or k" })
     );
     assert_eq!(a.union(&k), Err(Error::Incompatible { what: "sizes or k" }));
-    let mut r = Spectral::<RecurringMinimum, W16>::new(1000, 4, 1).unwrap();
-    let marked = Spectral::<RecurringMinimum, W16>::with_policy(rm_marker(), 1000, 4, 1).unwrap();
+    let mut r = Spectral::<RecurringMinimum, W16>::new(SpectralParams::new(1000, 4), 1).unwrap();
+    let marked = Spectral::<RecurringMinimum, W16>::new(
+        SpectralParams {
+            counters: 1000,
+            k: 4,
+            policy: rm_marker(),
+        },
+        1,
+    )
+    .unwrap();
     assert_eq!(
         r.union(&marked),
         Err(Error::Incompatible { what: "sizes or k" })
@@ -597,7 +652,14 @@ fn recurring_minimum_with_marker_counts_reinsertions_after_a_removal() -> Result
     let h = |r: u64| r.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let (a, b, c, d) = (h(10), h(4), h(1), h(9));
     let p = RecurringMinimum::new().with_marker(1 << 20);
-    let mut f = Spectral::<RecurringMinimum, W32>::with_policy(p, 48, 2, 0)?;
+    let mut f = Spectral::<RecurringMinimum, W32>::new(
+        SpectralParams {
+            counters: 48,
+            k: 2,
+            policy: p,
+        },
+        0,
+    )?;
     for x in [a, b, c, d] {
         f.insert_hash(x);
     }
@@ -702,7 +764,15 @@ fn audit_marker<W: Counter>(
     ops: impl IntoIterator<Item = (u64, u32, bool)>,
 ) -> Audit {
     let p = RecurringMinimum::new().with_marker(marker);
-    let mut f = Spectral::<RecurringMinimum, W>::with_policy(p, counters, k, 17).unwrap();
+    let mut f = Spectral::<RecurringMinimum, W>::new(
+        SpectralParams {
+            counters,
+            k,
+            policy: p,
+        },
+        17,
+    )
+    .unwrap();
     let mut model: HashMap<u64, u32> = HashMap::new();
     let mut marks = Marks::default();
     let mut audit = Audit::default();

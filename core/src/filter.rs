@@ -1,0 +1,144 @@
+//! What every filter has, written once: the keyed forms of the `*_hash`
+//! methods, the keyed batch forms, and the batch loop that prefetches.
+//!
+//! Every filter follows one template (the README's "Adding a filter"):
+//!
+//! - a params type, validated into [`Result`](crate::Result) by the
+//!   constructors;
+//! - `new(params, seed)`, `with_hasher(params, hasher)`, `new_random(params)`
+//!   (with `std`), `with_storage(params, storage, hasher)` over a caller's
+//!   blocks, which **starts empty** (it zeroes them), and
+//!   `restore(params, storage, hasher, ..)`, which **adopts** the blocks'
+//!   contents (a filter saved and loaded again);
+//! - `hash(&key)`, and every hot operation in four forms: keyed
+//!   (`insert(&key)`), pre-hashed (`insert_hash(h)`), and the batch forms
+//!   of both (`insert_batch(&keys)`, `insert_batch_hash(&hashes)`);
+//! - one return convention for batches: an operation that answers writes
+//!   item `i`'s answer to `out[i]` and returns `Result<()>`, an error
+//!   ([`Error::Length`](crate::Error::Length), nothing changed) when `out`
+//!   and the items differ in length; an operation that only updates
+//!   returns nothing. A batch gives the same answers and leaves the same
+//!   state as the items one by one, in order;
+//! - names that mean one thing: `cells()` (Stable, Classic) and
+//!   `counters()` (Spectral) are the effective sizes, `bits_per_cell()` is
+//!   `d`, `k()` is the cells per item; `len()` exists only where it counts
+//!   items (a window's).
+
+use core::hash::{BuildHasher, Hash};
+
+/// Keys the keyed batch forms hash at a time, into a stack buffer.
+pub(crate) const HASH_CHUNK: usize = 256;
+
+/// Hashes `keys` (at most [`HASH_CHUNK`]) into `buf`, returning the hashes.
+#[inline]
+pub(crate) fn hash_into<'b, H: BuildHasher, K: Hash>(
+    hasher: &H,
+    keys: &[K],
+    buf: &'b mut [u64; HASH_CHUNK],
+) -> &'b [u64] {
+    for (h, key) in buf.iter_mut().zip(keys) {
+        *h = hasher.hash_one(key);
+    }
+    &buf[..keys.len()]
+}
+
+/// The batch loop every filter's `*_batch_hash` runs: `op(t, i)` for each
+/// item `i < n` in order, and, when `prefetching` (a filter of at least
+/// [`PREFETCH_MIN_BYTES`](crate::store::PREFETCH_MIN_BYTES)), `prefetch(t, i)`
+/// [`LOOKAHEAD`](crate::store::LOOKAHEAD) items ahead, so the cache misses of a
+/// batch overlap. Prefetches change nothing, so the batch equals the items
+/// one by one.
+#[inline(always)]
+pub(crate) fn batch<T: ?Sized>(
+    t: &mut T,
+    n: usize,
+    prefetching: bool,
+    prefetch: impl Fn(&T, usize),
+    mut op: impl FnMut(&mut T, usize),
+) {
+    if !prefetching {
+        for i in 0..n {
+            op(t, i);
+        }
+        return;
+    }
+    for i in 0..n.min(crate::store::LOOKAHEAD) {
+        prefetch(t, i);
+    }
+    for i in 0..n {
+        if i + crate::store::LOOKAHEAD < n {
+            prefetch(t, i + crate::store::LOOKAHEAD);
+        }
+        op(t, i);
+    }
+}
+
+/// Keyed forms of a filter's `*_hash` methods, as inherent methods: each
+/// hashes its key with [`hash`](crate::classic::Classic::hash) (the
+/// filter's hasher) and calls the pre-hashed form, so the two can never
+/// disagree. Forms:
+///
+/// - `fn name(&self | &mut self, key [, arg: T]*) [-> R] = name_hash;`
+/// - `batch fn name(&self | &mut self, keys, out: &mut [T]) = name_batch_hash;`
+///   (answers into `out`, `Result<()>`)
+/// - `batch fn name(&mut self, keys) = name_batch_hash;` (updates only)
+///
+/// Docs (with examples) are written at the invocation.
+macro_rules! keyed {
+    () => {};
+    ($(#[$doc:meta])* fn $name:ident(&self, key $(, $a:ident: $t:ty)*) $(-> $r:ty)? = $hashed:ident; $($rest:tt)*) => {
+        $(#[$doc])*
+        #[inline]
+        pub fn $name<K: core::hash::Hash + ?Sized>(&self, key: &K $(, $a: $t)*) $(-> $r)? {
+            self.$hashed(self.hash(key) $(, $a)*)
+        }
+        keyed!($($rest)*);
+    };
+    ($(#[$doc:meta])* fn $name:ident(&mut self, key $(, $a:ident: $t:ty)*) $(-> $r:ty)? = $hashed:ident; $($rest:tt)*) => {
+        $(#[$doc])*
+        #[inline]
+        pub fn $name<K: core::hash::Hash + ?Sized>(&mut self, key: &K $(, $a: $t)*) $(-> $r)? {
+            let h = self.hash(key);
+            self.$hashed(h $(, $a)*)
+        }
+        keyed!($($rest)*);
+    };
+    ($(#[$doc:meta])* batch fn $name:ident(&self, keys, $out:ident: &mut [$ot:ty]) = $hashed:ident; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name<K: core::hash::Hash>(&self, keys: &[K], $out: &mut [$ot]) -> $crate::Result<()> {
+            $crate::Error::check_len(stringify!($out), keys.len(), $out.len())?;
+            let mut buf = [0u64; $crate::filter::HASH_CHUNK];
+            for (keys, out) in keys.chunks($crate::filter::HASH_CHUNK).zip($out.chunks_mut($crate::filter::HASH_CHUNK)) {
+                let hashes = $crate::filter::hash_into(&self.hasher, keys, &mut buf);
+                self.$hashed(hashes, out)?;
+            }
+            Ok(())
+        }
+        keyed!($($rest)*);
+    };
+    ($(#[$doc:meta])* batch fn $name:ident(&mut self, keys, $out:ident: &mut [$ot:ty]) = $hashed:ident; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name<K: core::hash::Hash>(&mut self, keys: &[K], $out: &mut [$ot]) -> $crate::Result<()> {
+            $crate::Error::check_len(stringify!($out), keys.len(), $out.len())?;
+            let mut buf = [0u64; $crate::filter::HASH_CHUNK];
+            for (keys, out) in keys.chunks($crate::filter::HASH_CHUNK).zip($out.chunks_mut($crate::filter::HASH_CHUNK)) {
+                let hashes = $crate::filter::hash_into(&self.hasher, keys, &mut buf);
+                self.$hashed(hashes, out)?;
+            }
+            Ok(())
+        }
+        keyed!($($rest)*);
+    };
+    ($(#[$doc:meta])* batch fn $name:ident(&mut self, keys $(, $a:ident: $t:ty)*) = $hashed:ident; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name<K: core::hash::Hash>(&mut self, keys: &[K] $(, $a: $t)*) {
+            let mut buf = [0u64; $crate::filter::HASH_CHUNK];
+            for keys in keys.chunks($crate::filter::HASH_CHUNK) {
+                let hashes = $crate::filter::hash_into(&self.hasher, keys, &mut buf);
+                self.$hashed(hashes $(, $a)*);
+            }
+        }
+        keyed!($($rest)*);
+    };
+}
+pub(crate) use keyed;

@@ -1,0 +1,718 @@
+//! The classic Bloom filter, blocked: one bit per cell, 512 cells per
+//! cache-line block, an item's `k` bits all in one block.
+//!
+//! It is the baseline every other filter is measured against. It answers
+//! set membership for a set that only grows.
+//!
+//! # Guarantees
+//!
+//! - **No false negatives**: a key inserted is always found (until
+//!   [`Classic::clear`]).
+//! - **False positives** at the rate [`Classic::predicted_fpr`] after `n`
+//!   distinct insertions. Blocking costs accuracy against the unblocked
+//!   formula [`Classic::unblocked_fpr`] at equal memory, since the loads of
+//!   the blocks vary (Putze, Sanders & Singler, *Cache-, hash- and
+//!   space-efficient Bloom filters*, 2007): `predicted_fpr` is their
+//!   Poisson mixture over block loads.
+//!
+//! # Parameters
+//!
+//! [`ClassicParams`]: `cells` (the bits `m`, rounded up to whole 512-bit
+//! blocks) and `k` (bits per item, `1..=512`). [`ClassicParams::plan`]
+//! picks them for `n` items and a target false-positive rate, using the
+//! blocked formula; [`Classic::plan`] builds the filter in one call.
+//!
+//! **Seeds.** Keys an attacker chooses, with seeds they can guess, can all
+//! hit one block; for untrusted keys use secret seeds.
+//!
+//! ```
+//! use streambloom::classic::{Classic, ClassicParams};
+//! let mut f = Classic::plan(10_000, 0.01, 7).unwrap();
+//! assert!(!f.insert("alice")); // not there before
+//! assert!(f.contains("alice"));
+//! assert!(f.predicted_fpr(10_000) <= 0.01);
+//! // The same filter from explicit parameters:
+//! let g = Classic::new(ClassicParams::plan(10_000, 0.01).unwrap(), 7).unwrap();
+//! assert_eq!(f.params(), g.params());
+//! ```
+
+#[cfg(test)]
+mod tests;
+
+use crate::analysis::classic::blocked_fpr;
+use crate::filter::keyed;
+use crate::hash::{self, DefaultHasher, Placement};
+use crate::store::{self, Cells, DefaultStorage, Storage};
+use crate::{Block, Error, Isa, Result, Width, W1};
+use core::hash::{BuildHasher, Hash};
+use streambloom_kernels::{prefetch, Backend, Body, Ops};
+
+/// Cells (bits) per block.
+const B: usize = W1::CELLS;
+
+/// How [`Classic`] places an item's `k` bits in its block (the measured
+/// choice: see the [`hash`] module docs).
+pub const PLACEMENT: Placement = Placement::SplitBlock;
+
+/// The size and hash count of a [`Classic`] filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClassicParams {
+    /// Cells (bits) `m`, rounded up to whole 512-bit blocks by the filter.
+    pub cells: usize,
+    /// Bits set per item.
+    pub k: u32,
+}
+
+impl ClassicParams {
+    /// The smallest filter (whole blocks) whose blocked false-positive rate
+    /// [`predicted_fpr`](Self::predicted_fpr) after `n` distinct items is at
+    /// most `target_fpr`, over `k` in `1..=32`; ties go to the smaller `k`.
+    ///
+    /// Errors: `n == 0`, `target_fpr` outside `(0, 1)`, or a filter too
+    /// large to address.
+    ///
+    /// ```
+    /// use streambloom::classic::ClassicParams;
+    /// let p = ClassicParams::plan(1_000_000, 0.01).unwrap();
+    /// assert!(p.predicted_fpr(1_000_000) <= 0.01);
+    /// // Blocking costs memory against the unblocked optimum, 9.59 bits/item.
+    /// assert!(p.cells as f64 / 1e6 > 9.59);
+    /// assert!(ClassicParams::plan(0, 0.01).is_err());
+    /// ```
+    pub fn plan(n: u64, target_fpr: f64) -> Result<ClassicParams> {
+        if n == 0 {
+            return Err(Error::param("n", n, "at least 1"));
+        }
+        // NaN fails this test too.
+        if !(target_fpr > 0.0 && target_fpr < 1.0) {
+            return Err(Error::param("target_fpr", target_fpr, "in (0, 1)"));
+        }
+        let max_blocks = usize::MAX / B;
+        let mut best: Option<ClassicParams> = None;
+        for k in 1..=32 {
+            let fpr = |blocks: usize| blocked_fpr(blocks, k, n as f64);
+            // Double until the target is met, then bisect.
+            let mut hi = 1usize;
+            while fpr(hi) > target_fpr {
+                if hi > max_blocks / 2 {
+                    return Err(Error::param(
+                        "target_fpr",
+                        target_fpr,
+                        "reachable with at most usize::MAX bits",
+                    ));
+                }
+                hi *= 2;
+            }
+            let mut lo = hi / 2 + 1;
+            if hi == 1 {
+                lo = 1;
+            }
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if fpr(mid) <= target_fpr {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            let cells = hi * B;
+            if best.is_none_or(|b| cells < b.cells) {
+                best = Some(ClassicParams { cells, k });
+            }
+        }
+        best.ok_or(Error::param(
+            "target_fpr",
+            target_fpr,
+            "reachable with at most usize::MAX bits",
+        ))
+    }
+
+    /// The expected false-positive rate of the blocked layout after `n`
+    /// distinct items: `Σ_i Pois(i; n/blocks) · (1 - (1 - k/B)^i)^k`, a
+    /// block holding `i` items with probability `Pois(i; n/blocks)` and each
+    /// of its `B = 512` bits then being clear with probability
+    /// `(1 - k/B)^i`. (Putze et al. write `(1 - 1/B)^(ik)`, `k` draws with
+    /// repetition; this crate places `k` distinct bits, split-block style
+    /// ([`PLACEMENT`]), so an item sets a given bit with probability `k/B`,
+    /// hence `(1 - k/B)^i`.)
+    /// Computed numerically over the loads within 12 standard deviations of
+    /// the mean (1 when all of those saturate a block).
+    ///
+    /// Defined for any parameters: `cells` of 0 count as one block, a `k`
+    /// above 512 as 512 (the most distinct bits a block has, as
+    /// [`hash::cells_of`] caps it), and `k = 0` gives 1 (an item with no
+    /// bits is found in any filter).
+    ///
+    /// ```
+    /// use streambloom::classic::ClassicParams;
+    /// let p = ClassicParams { cells: 1 << 20, k: 7 };
+    /// assert!(p.predicted_fpr(100_000) > p.unblocked_fpr(100_000));
+    /// ```
+    pub fn predicted_fpr(&self, n: u64) -> f64 {
+        blocked_fpr(self.cells.div_ceil(B).max(1), self.k_capped(), n as f64)
+    }
+
+    /// The textbook rate of an unblocked filter of the same (block-rounded)
+    /// size: `(1 - e^(-kn/m))^k`. Defined for any parameters, as
+    /// [`predicted_fpr`](Self::predicted_fpr) is.
+    ///
+    /// ```
+    /// use streambloom::classic::ClassicParams;
+    /// let p = ClassicParams { cells: 9586, k: 7 };
+    /// assert!((p.unblocked_fpr(1000) - 0.01).abs() < 1e-3);
+    /// ```
+    pub fn unblocked_fpr(&self, n: u64) -> f64 {
+        // In floating point: the block-rounded bit count can pass `usize`.
+        let m = self.cells.div_ceil(B).max(1) as f64 * B as f64;
+        let k = f64::from(self.k_capped());
+        libm::pow(-libm::expm1(-k * n as f64 / m), k)
+    }
+
+    /// `k`, capped at the bits of a block as placement caps it.
+    fn k_capped(&self) -> u32 {
+        self.k.min(B as u32)
+    }
+
+    /// Validates the parameters; returns the blocks they need.
+    ///
+    /// ```
+    /// use streambloom::classic::ClassicParams;
+    /// assert_eq!(ClassicParams { cells: 1000, k: 7 }.blocks(), Ok(2));
+    /// assert!(ClassicParams { cells: 1000, k: 0 }.blocks().is_err());
+    /// assert!(ClassicParams { cells: 0, k: 7 }.blocks().is_err());
+    /// ```
+    pub fn blocks(&self) -> Result<usize> {
+        if self.k == 0 {
+            return Err(Error::param("k", self.k, "at least 1"));
+        }
+        if self.k as usize > B {
+            return Err(Error::param(
+                "k",
+                self.k,
+                "at most 512, the bits of a block",
+            ));
+        }
+        store::blocks_named::<W1>(self.cells, "cells")
+    }
+}
+
+/// A blocked one-bit Bloom filter in storage `S`, hashing with `H` (see
+/// the [module docs](self)).
+#[derive(Clone)]
+pub struct Classic<S = DefaultStorage, H = DefaultHasher> {
+    cells: Cells<W1, S>,
+    hasher: H,
+    k: u32,
+    /// The placement under test ([`PLACEMENT`] outside tests).
+    #[cfg(test)]
+    placement: Placement,
+}
+
+impl<S: Storage, H> core::fmt::Debug for Classic<S, H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Classic")
+            .field("k", &self.k)
+            .field("cells", &self.cells)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Two filters are equal when they have the same parameters and the same
+/// bits (their hashers are not compared: build both with the same seed).
+impl<S: Storage, H> PartialEq for Classic<S, H> {
+    fn eq(&self, other: &Self) -> bool {
+        self.k == other.k && self.cells.blocks() == other.cells.blocks()
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl Classic {
+    /// An empty filter in owned memory, hashing with the default hasher
+    /// seeded from `seed` ([`hash::seeded_hasher`]).
+    ///
+    /// ```
+    /// use streambloom::classic::{Classic, ClassicParams};
+    /// let f = Classic::new(ClassicParams { cells: 1000, k: 7 }, 1).unwrap();
+    /// assert_eq!(f.cells(), 1024);
+    /// assert!(Classic::new(ClassicParams { cells: 1000, k: 0 }, 1).is_err());
+    /// ```
+    pub fn new(params: ClassicParams, seed: u64) -> Result<Self> {
+        Self::with_hasher(params, hash::seeded_hasher(seed))
+    }
+
+    /// The smallest filter for `n` distinct items at a false-positive rate
+    /// of at most `target_fpr` ([`ClassicParams::plan`]), seeded from
+    /// `seed`.
+    ///
+    /// ```
+    /// use streambloom::classic::Classic;
+    /// let f = Classic::plan(1_000, 0.001, 9).unwrap();
+    /// assert!(f.predicted_fpr(1_000) <= 0.001);
+    /// assert!(Classic::plan(1_000, 0.0, 9).is_err());
+    /// ```
+    pub fn plan(n: u64, target_fpr: f64, seed: u64) -> Result<Self> {
+        Self::new(ClassicParams::plan(n, target_fpr)?, seed)
+    }
+}
+
+#[cfg(feature = "std")]
+impl Classic {
+    /// An empty filter in owned memory with random hash seeds from the
+    /// operating system: the choice for keys chosen by others.
+    ///
+    /// ```
+    /// use streambloom::classic::{Classic, ClassicParams};
+    /// let mut f = Classic::new_random(ClassicParams { cells: 4096, k: 5 }).unwrap();
+    /// f.insert("x");
+    /// assert!(f.contains("x"));
+    /// ```
+    pub fn new_random(params: ClassicParams) -> Result<Self> {
+        Self::with_hasher(params, hash::random_hasher())
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<H: BuildHasher> Classic<DefaultStorage, H> {
+    /// An empty filter in owned memory hashing with `hasher`, any
+    /// [`BuildHasher`].
+    ///
+    /// ```
+    /// use streambloom::classic::{Classic, ClassicParams};
+    /// let hasher = std::collections::hash_map::RandomState::new();
+    /// let mut f = Classic::with_hasher(ClassicParams { cells: 4096, k: 5 }, hasher).unwrap();
+    /// f.insert("x");
+    /// assert!(f.contains("x"));
+    /// ```
+    pub fn with_hasher(params: ClassicParams, hasher: H) -> Result<Self> {
+        let blocks = params.blocks()?;
+        Self::restore(params, store::zeroed(blocks)?, hasher)
+    }
+}
+
+impl<S: Storage, H: BuildHasher> Classic<S, H> {
+    /// An empty filter over caller-provided storage of exactly
+    /// [`ClassicParams::blocks`] blocks, which it zeroes; no allocator
+    /// needed.
+    ///
+    /// ```
+    /// use streambloom::classic::{Classic, ClassicParams};
+    /// use streambloom::{hash, Block, Error};
+    /// let params = ClassicParams { cells: 1024, k: 5 };
+    /// let mut buf = [Block::ZERO; 2];
+    /// let mut f = Classic::with_storage(params, &mut buf[..], hash::seeded_hasher(3)).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
+    /// f.insert_hash(42);
+    /// assert!(f.contains_hash(42));
+    /// let mut small = [Block::ZERO; 1];
+    /// let e = Classic::with_storage(params, &mut small[..], hash::seeded_hasher(3)).unwrap_err();
+    /// assert_eq!(e, Error::Length { name: "storage", expected: 2, found: 1 });
+    /// ```
+    pub fn with_storage(params: ClassicParams, storage: S, hasher: H) -> Result<Self> {
+        let mut f = Self::restore(params, storage, hasher)?;
+        f.clear();
+        Ok(f)
+    }
+
+    /// A filter over caller-provided storage whose contents it adopts as
+    /// they are: a filter's [`blocks`](Self::blocks) saved and loaded again,
+    /// with the same parameters and hasher, is the same filter.
+    ///
+    /// ```
+    /// use streambloom::classic::{Classic, ClassicParams};
+    /// use streambloom::hash;
+    /// let params = ClassicParams { cells: 4096, k: 5 };
+    /// let mut f = Classic::with_hasher(params, hash::seeded_hasher(3)).unwrap();
+    /// f.insert("kept");
+    /// let saved = f.blocks().to_vec();
+    /// let g = Classic::restore(params, saved, hash::seeded_hasher(3)).unwrap();
+    /// assert!(g.contains("kept"));
+    /// ```
+    pub fn restore(params: ClassicParams, storage: S, hasher: H) -> Result<Self> {
+        let blocks = params.blocks()?;
+        Ok(Classic {
+            cells: Cells::new(storage, blocks)?,
+            hasher,
+            k: params.k,
+            #[cfg(test)]
+            placement: PLACEMENT,
+        })
+    }
+
+    /// The placement of items' bits: [`PLACEMENT`], or another in tests.
+    #[inline(always)]
+    fn placement(&self) -> Placement {
+        #[cfg(test)]
+        return self.placement;
+        #[cfg(not(test))]
+        PLACEMENT
+    }
+
+    /// Places items by `placement` instead of [`PLACEMENT`] (for the
+    /// placement comparison; call it on an empty filter).
+    #[cfg(test)]
+    pub(crate) fn set_placement(&mut self, placement: Placement) {
+        self.placement = placement;
+    }
+
+    /// The hash of `key` that the `*_hash` methods take: the keyed forms
+    /// are exactly `f.insert_hash(f.hash(key))` and so on.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// f.insert_hash(f.hash("a"));
+    /// assert!(f.contains("a"));
+    /// ```
+    #[inline]
+    pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    keyed! {
+        /// Inserts `key`; returns whether it looked present before (all of
+        /// its bits were set): check-and-set in one pass.
+        ///
+        /// ```
+        /// # use streambloom::classic::{Classic, ClassicParams};
+        /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+        /// assert!(!f.insert(&12u64));
+        /// assert!(f.insert(&12u64));
+        /// ```
+        fn insert(&mut self, key) -> bool = insert_hash;
+
+        /// Whether `key` may have been inserted (`false` means it surely
+        /// was not).
+        ///
+        /// ```
+        /// # use streambloom::classic::{Classic, ClassicParams};
+        /// let f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+        /// assert!(!f.contains("nothing"));
+        /// ```
+        fn contains(&self, key) -> bool = contains_hash;
+
+        /// [`insert`](Self::insert) for each key, in order (the answers are
+        /// dropped; [`contains_batch`](Self::contains_batch) asks).
+        ///
+        /// ```
+        /// # use streambloom::classic::{Classic, ClassicParams};
+        /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+        /// f.insert_batch(&["a", "b"]);
+        /// assert!(f.contains("a") && f.contains("b"));
+        /// ```
+        batch fn insert_batch(&mut self, keys) = insert_batch_hash;
+
+        /// [`contains`](Self::contains) for each key: `found[i]` is the
+        /// answer for `keys[i]`; an error if the slices differ in length.
+        ///
+        /// ```
+        /// # use streambloom::classic::{Classic, ClassicParams};
+        /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+        /// f.insert("a");
+        /// let mut found = [false; 2];
+        /// f.contains_batch(&["a", "z"], &mut found).unwrap();
+        /// assert_eq!(found, [true, false]);
+        /// assert!(f.contains_batch(&["a"], &mut found).is_err());
+        /// ```
+        batch fn contains_batch(&self, keys, found: &mut [bool]) = contains_batch_hash;
+    }
+
+    /// [`insert`](Self::insert) for a key already hashed to `h`: any `u64`
+    /// (a 64-bit hash, an id, a 32-bit hash), as placement remixes it
+    /// ([`hash::probe`]); distinct keys need distinct values.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// assert!(!f.insert_hash(12));
+    /// assert!(f.contains_hash(12));
+    /// ```
+    #[inline]
+    pub fn insert_hash(&mut self, h: u64) -> bool {
+        let engine = self.cells.engine();
+        engine.run(InsertOne { filter: self, h })
+    }
+
+    /// [`contains`](Self::contains) for a key already hashed to `h` (any
+    /// `u64`, as for [`insert_hash`](Self::insert_hash)).
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// assert!(!f.contains_hash(1));
+    /// ```
+    #[inline]
+    pub fn contains_hash(&self, h: u64) -> bool {
+        self.cells.engine().run(ContainsOne { filter: self, h })
+    }
+
+    /// [`insert_batch`](Self::insert_batch) for keys already hashed; out of
+    /// cache the blocks of the items [`LOOKAHEAD`](crate::store::LOOKAHEAD) places
+    /// ahead are prefetched.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// f.insert_batch_hash(&[1, 2, 3]);
+    /// assert!(f.contains_hash(2));
+    /// ```
+    pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
+        let engine = self.cells.engine();
+        engine.run(InsertBatch {
+            filter: self,
+            hashes,
+        });
+    }
+
+    /// [`contains_batch`](Self::contains_batch) for keys already hashed.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// f.insert_hash(1);
+    /// let mut found = [false; 2];
+    /// f.contains_batch_hash(&[1, 2], &mut found).unwrap();
+    /// assert_eq!(found, [true, false]);
+    /// ```
+    pub fn contains_batch_hash(&self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
+        Error::check_len("found", hashes.len(), found.len())?;
+        self.cells.engine().run(ContainsBatch {
+            filter: self,
+            hashes,
+            found,
+        });
+        Ok(())
+    }
+
+    /// Where item `h` lives.
+    #[inline(always)]
+    fn probe(&self, h: u64) -> hash::Probe<W1> {
+        hash::probe_with::<W1>(self.placement(), h, self.cells.block_count(), self.k)
+    }
+
+    /// Whether the batch forms prefetch ([`crate::store::PREFETCH_MIN_BYTES`]).
+    fn prefetching(&self) -> bool {
+        self.cells.block_count() * Block::BYTES >= crate::store::PREFETCH_MIN_BYTES
+    }
+
+    /// Prefetches the block of item `h`.
+    #[inline(always)]
+    fn prefetch_hash(&self, h: u64) {
+        prefetch(
+            self.cells
+                .block(hash::block_of(h, self.cells.block_count())),
+        );
+    }
+
+    /// Item `h`'s insertion with `ops`'s kernels.
+    #[inline(always)]
+    fn insert_with<B: Backend>(&mut self, ops: Ops<W1, B>, h: u64) -> bool {
+        let probe = self.probe(h);
+        let block = self.cells.block_mut(probe.block);
+        let present = !ops.any_zero(block, probe.mask);
+        ops.assign(block, probe.mask, 1);
+        present
+    }
+
+    /// Item `h`'s query with `ops`'s kernels.
+    #[inline(always)]
+    fn contains_with<B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> bool {
+        let probe = self.probe(h);
+        !ops.any_zero(self.cells.block(probe.block), probe.mask)
+    }
+
+    /// Empties the filter.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a"));
+    /// assert_eq!(f.fill_ratio(), 0.0);
+    /// ```
+    pub fn clear(&mut self) {
+        self.cells.clear();
+    }
+
+    /// The effective number of cells (bits) `m`, whole blocks.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// assert_eq!(Classic::new(ClassicParams { cells: 513, k: 5 }, 1).unwrap().cells(), 1024);
+    /// ```
+    pub fn cells(&self) -> usize {
+        self.cells.cells()
+    }
+
+    /// Bits set per item.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// assert_eq!(Classic::new(ClassicParams { cells: 512, k: 5 }, 1).unwrap().k(), 5);
+    /// ```
+    pub fn k(&self) -> u32 {
+        self.k
+    }
+
+    /// The fraction of bits set.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let mut f = Classic::new(ClassicParams { cells: 512, k: 4 }, 1).unwrap();
+    /// f.insert_hash(9);
+    /// assert_eq!(f.fill_ratio(), 4.0 / 512.0);
+    /// ```
+    pub fn fill_ratio(&self) -> f64 {
+        let cells = self.cells.cells();
+        (cells - self.cells.zero_cells()) as f64 / cells as f64
+    }
+
+    /// The blocked false-positive rate expected after `n` distinct
+    /// insertions ([`ClassicParams::predicted_fpr`]).
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let f = Classic::new(ClassicParams { cells: 1 << 20, k: 7 }, 1).unwrap();
+    /// assert!(f.predicted_fpr(100_000) < 0.02);
+    /// ```
+    pub fn predicted_fpr(&self, n: u64) -> f64 {
+        self.params().predicted_fpr(n)
+    }
+
+    /// The unblocked textbook rate at this size, `(1 - e^(-kn/m))^k`, for
+    /// comparison.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let f = Classic::new(ClassicParams { cells: 1 << 20, k: 7 }, 1).unwrap();
+    /// assert!(f.unblocked_fpr(100_000) < f.predicted_fpr(100_000));
+    /// ```
+    pub fn unblocked_fpr(&self, n: u64) -> f64 {
+        self.params().unblocked_fpr(n)
+    }
+
+    /// The effective parameters (`cells` rounded up to whole blocks).
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let f = Classic::new(ClassicParams { cells: 1000, k: 3 }, 1).unwrap();
+    /// assert_eq!(f.params(), ClassicParams { cells: 1024, k: 3 });
+    /// ```
+    pub fn params(&self) -> ClassicParams {
+        ClassicParams {
+            cells: self.cells.cells(),
+            k: self.k,
+        }
+    }
+
+    /// Forces the kernel implementation; [`Error::Unsupported`] if this CPU
+    /// lacks it.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// # use streambloom::Isa;
+    /// let mut f = Classic::new(ClassicParams { cells: 512, k: 3 }, 1).unwrap();
+    /// f.set_isa(Isa::Scalar).unwrap();
+    /// assert_eq!(f.isa(), Isa::Scalar);
+    /// ```
+    pub fn set_isa(&mut self, isa: Isa) -> Result<()> {
+        self.cells.set_isa(isa)
+    }
+
+    /// The kernel implementation in use.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// # use streambloom::Isa;
+    /// let f = Classic::new(ClassicParams { cells: 512, k: 3 }, 1).unwrap();
+    /// assert_eq!(f.isa(), Isa::detect());
+    /// ```
+    pub fn isa(&self) -> Isa {
+        self.cells.isa()
+    }
+
+    /// The blocks, e.g. to write them out (and [`restore`](Self::restore)).
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// let f = Classic::new(ClassicParams { cells: 1024, k: 3 }, 1).unwrap();
+    /// assert_eq!(f.blocks().len(), 2);
+    /// ```
+    pub fn blocks(&self) -> &[Block] {
+        self.cells.blocks()
+    }
+}
+
+/// [`Classic::insert_hash`] as one [`Body`].
+struct InsertOne<'a, S, H> {
+    filter: &'a mut Classic<S, H>,
+    h: u64,
+}
+
+impl<S: Storage, H: BuildHasher> Body for InsertOne<'_, S, H> {
+    type Output = bool;
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) -> bool {
+        self.filter.insert_with(Ops::new(backend), self.h)
+    }
+}
+
+/// [`Classic::contains_hash`] as one [`Body`].
+struct ContainsOne<'a, S, H> {
+    filter: &'a Classic<S, H>,
+    h: u64,
+}
+
+impl<S: Storage, H: BuildHasher> Body for ContainsOne<'_, S, H> {
+    type Output = bool;
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) -> bool {
+        self.filter.contains_with(Ops::new(backend), self.h)
+    }
+}
+
+/// [`Classic::insert_batch_hash`] as one [`Body`].
+struct InsertBatch<'a, S, H> {
+    filter: &'a mut Classic<S, H>,
+    hashes: &'a [u64],
+}
+
+impl<S: Storage, H: BuildHasher> Body for InsertBatch<'_, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let (ops, hashes) = (Ops::new(backend), self.hashes);
+        let prefetching = self.filter.prefetching();
+        crate::filter::batch(
+            self.filter,
+            hashes.len(),
+            prefetching,
+            |f, i| f.prefetch_hash(hashes[i]),
+            |f, i| {
+                f.insert_with(ops, hashes[i]);
+            },
+        );
+    }
+}
+
+/// [`Classic::contains_batch_hash`] as one [`Body`].
+struct ContainsBatch<'a, S, H> {
+    filter: &'a Classic<S, H>,
+    hashes: &'a [u64],
+    found: &'a mut [bool],
+}
+
+impl<S: Storage, H: BuildHasher> Body for ContainsBatch<'_, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let (ops, f, hashes) = (Ops::new(backend), self.filter, self.hashes);
+        crate::filter::batch(
+            self.found,
+            hashes.len(),
+            f.prefetching(),
+            |_, i| f.prefetch_hash(hashes[i]),
+            |found, i| found[i] = f.contains_with(ops, hashes[i]),
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! The filters, one directory each: the type, its params and planner, its
+//! tests. Their formulas live in [`crate::analysis`]; what every filter
+//! shares, in `crate::filter`.
+
+pub mod classic;
+pub mod spectral;
+pub mod stable;

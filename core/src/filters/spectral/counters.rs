@@ -1,0 +1,51 @@
+//! The counter-store interface of the Spectral filter: what a policy may do
+//! to an item's counters, and nothing else. The policies of §2.2 and §3
+//! are written against [`Counters`] and [`CountersMut`] only, so a store
+//! other than today's fixed-width blocked cells (the variable-length
+//! string-array store of the report's §4) implements these two traits and
+//! runs every policy unchanged.
+//!
+//! A filter has up to three tables: the **primary** counters every policy
+//! uses, the **secondary** counters of Recurring Minimum (§3.3), and the
+//! one-bit **marker** filter `B_f`. An item's counters in a table are
+//! given by its hash; the store places them.
+
+use crate::MinCount;
+
+/// A counter table of a filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// The primary counters.
+    Primary,
+    /// Recurring Minimum's secondary counters.
+    Secondary,
+}
+
+/// Read access to a filter's counters, item by item.
+pub trait Counters {
+    /// The smallest of the item's counters in `table` and how many of its
+    /// (distinct) counters hold it.
+    fn min_count(&self, table: Table, h: u64) -> MinCount;
+
+    /// Whether the marker filter holds the item (`false` without a marker).
+    fn marked(&self, h: u64) -> bool;
+
+    /// Calls `f(id, value)` for each of the item's distinct primary
+    /// counters in increasing `id` order, until `f` returns `false`. `id`
+    /// names the counter across the filter (Trapping remembers counters by
+    /// it).
+    fn each_primary(&self, h: u64, f: impl FnMut(usize, u32) -> bool);
+}
+
+/// Write access to a filter's counters: every update saturates at 0 and at
+/// the counters' maximum, never wraps.
+pub trait CountersMut: Counters {
+    /// Adds `r` to each of the item's counters in `table`.
+    fn add(&mut self, table: Table, h: u64, r: u32);
+    /// Subtracts `r` from each of the item's counters in `table`.
+    fn sub(&mut self, table: Table, h: u64, r: u32);
+    /// Raises each of the item's counters in `table` to at least `v`.
+    fn raise_to(&mut self, table: Table, h: u64, v: u32);
+    /// Adds the item to the marker filter (nothing without a marker).
+    fn mark(&mut self, h: u64);
+}

@@ -1,0 +1,1303 @@
+//! **Spectral Bloom filters**: approximate counts of the items of a
+//! multiset (Cohen and Matias, *Spectral Bloom Filters*, SIGMOD 2003, and its
+//! technical report, in `spectral-bloom-filters-report.txt`).
+//!
+//! A Spectral filter keeps `m` saturating counters; an item `x` owns `k` of
+//! them, all in one 64-byte block (blocked hashing, see [`crate::hash`]).
+//! [`Spectral::estimate`] answers "how many times was `x` inserted?", and
+//! [`Spectral::at_least`] answers the ad-hoc iceberg question "was `x`
+//! inserted at least `T` times?" with `T` chosen at query time (§5.2).
+//!
+//! # Policies
+//!
+//! | policy | insert / estimate | delete | errors |
+//! |---|---|---|---|
+//! | [`MinimumSelection`] (§2.2) | add to the `k` counters / their minimum | yes | over-estimates only, with probability `E_b` |
+//! | [`MinimalIncrease`] (§3.2) | raise only counters below `m_x + r` / minimum | **no** (would cause false negatives) | over-estimates only, fewer and smaller than MS |
+//! | [`RecurringMinimum`] (§3.3) | primary + secondary filter (+ marker `B_f`, + Trapping) | yes | over-estimates, fewer than MS; see its docs for the rare exception and for Trapping |
+//!
+//! Every estimate is an upper bound on the true count (except as
+//! [`RecurringMinimum`] documents) **provided** that only inserted
+//! occurrences are removed and no counter reaches `W::MAX`. Counters
+//! **saturate**: they stop at `W::MAX` (255, 65 535 or 2³²−1) and never
+//! wrap, and removing more than was inserted stops them at 0 (it is not an
+//! error, but it takes counts from the other items sharing those counters,
+//! which may then be under-estimated). An estimate of `W::MAX` means "at
+//! least `W::MAX`".
+//!
+//! # Parameters
+//!
+//! - `counters` (`m`): with `n` distinct items and `k` counters each,
+//!   `γ = nk/m`; the Bloom error is `E_b = (1 − e^{−γ})^k`
+//!   ([`bloom_error`](crate::analysis::spectral::bloom_error)), smallest at `γ = ln 2 ≈ 0.7`, i.e.
+//!   `m ≈ 1.44·n·k`. For Recurring Minimum `counters` is the whole budget of
+//!   both filters.
+//! - `k`: 1 to `W::CELLS` (64, 32 or 16 counters per block for 8, 16 and 32
+//!   bits); 4 to 6 is usual. Blocked hashing puts all `k` in one cache line,
+//!   which costs some accuracy with few cells per block (16 for `W32`).
+//! - `W`: [`W8`], [`W16`] or [`W32`] (the default): pick a width whose `MAX`
+//!   is above the largest count you need.
+//! - the hasher: [`crate::hash::seeded_hasher`] from a seed; seeds an
+//!   attacker can guess let them flood chosen counters (see [`crate::hash`]).
+//!
+//! # Beyond single counts
+//!
+//! [`Spectral::union`] adds two filters' counters (the multiset union) and
+//! [`Spectral::join`] multiplies them (the Spectral Bloomjoin of §5.3);
+//! [`Spectral::estimate_unbiased`] is Lemma 3's estimator for aggregates;
+//! [`SlidingWindow`] counts the last `W` items (§2.2, §6.2);
+//! [`RangeTree`] counts values in ranges (§5.5, Theorem 11);
+//! [`crate::analysis::spectral`] holds the paper's error formulas.
+//!
+//! ```
+//! use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+//! let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 42)?;
+//! f.insert("apple");
+//! f.insert_n("pear", 3);
+//! f.remove("pear");
+//! assert!(f.estimate("pear") >= 2);
+//! assert!(f.at_least("apple", 1));
+//! # Ok::<(), streambloom::Error>(())
+//! ```
+
+mod counters;
+mod policy;
+mod range;
+mod recurring;
+#[cfg(feature = "alloc")]
+mod window;
+
+#[cfg(test)]
+mod tests;
+
+pub use counters::{Counters, CountersMut, Table};
+use policy::Plan;
+pub use policy::{MinimalIncrease, MinimumSelection, Policy, Removable};
+pub use range::{RangeCount, RangeTree};
+pub use recurring::RecurringMinimum;
+#[cfg(feature = "alloc")]
+pub use window::SlidingWindow;
+
+use crate::filter::keyed;
+use crate::hash::{self, mix64, DefaultHasher, Placement, Probe};
+use crate::store::{blocks_named, Cells, DefaultStorage, Storage};
+use crate::{Error, Result};
+use core::hash::{BuildHasher, Hash};
+use streambloom_kernels::{
+    cell, prefetch, set_cell, Backend, Block, Body, Isa, Mask, MinCount, Ops, Width, W1,
+};
+pub use streambloom_kernels::{W16, W32, W8};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A counter width a Spectral filter accepts: [`W8`], [`W16`] or [`W32`].
+/// Narrower cells cannot hold counts; other widths do not compile:
+///
+/// ```compile_fail
+/// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+/// use streambloom::W4;
+/// let f = Spectral::<MinimumSelection, W4>::new(SpectralParams::new(1024, 4), 7);
+/// ```
+pub trait Counter: Width + sealed::Sealed {}
+impl sealed::Sealed for W8 {}
+impl sealed::Sealed for W16 {}
+impl sealed::Sealed for W32 {}
+impl Counter for W8 {}
+impl Counter for W16 {}
+impl Counter for W32 {}
+
+/// How [`Spectral`] places an item's `k` counters in its block, in every
+/// region (primary, secondary, marker): the measured choice, see the
+/// [`hash`] module docs.
+pub const PLACEMENT: Placement = Placement::Collapsing;
+
+const SECONDARY_SALT: u64 = 0x5EC0_4DA7_5EC0_4DA7;
+const MARKER_SALT: u64 = 0x3A7C_E7B1_0F17_E7ED;
+
+/// Block counts of the filter's regions, in storage order: primary,
+/// secondary, marker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    primary: usize,
+    secondary: usize,
+    marker: usize,
+    k: u32,
+    /// The placement under test ([`PLACEMENT`] outside tests).
+    #[cfg(test)]
+    placement: Placement,
+}
+
+impl Geometry {
+    fn total(&self) -> usize {
+        self.primary + self.secondary + self.marker
+    }
+
+    /// The placement of items' counters: [`PLACEMENT`], or another in
+    /// tests.
+    #[inline(always)]
+    fn placement(&self) -> Placement {
+        #[cfg(test)]
+        return self.placement;
+        #[cfg(not(test))]
+        PLACEMENT
+    }
+
+    #[inline(always)]
+    fn primary<W: Counter>(&self, h: u64) -> Probe<W> {
+        hash::probe_with::<W>(self.placement(), h, self.primary, self.k)
+    }
+
+    #[inline(always)]
+    fn secondary<W: Counter>(&self, h: u64) -> Probe<W> {
+        let mut p = hash::probe_with::<W>(
+            self.placement(),
+            mix64(h ^ SECONDARY_SALT),
+            self.secondary,
+            self.k,
+        );
+        p.block += self.primary;
+        p
+    }
+
+    #[inline(always)]
+    fn marker(&self, h: u64) -> Probe<W1> {
+        let mut p = hash::probe_with::<W1>(
+            self.placement(),
+            mix64(h ^ MARKER_SALT),
+            self.marker,
+            self.k,
+        );
+        p.block += self.primary + self.secondary;
+        p
+    }
+}
+
+/// A filter's blocks seen through the [`Counters`] interface, with backend
+/// `B`'s kernels (inside [`streambloom_kernels::Engine::run`]): the
+/// fixed-width blocked store.
+struct Ctx<'a, W: Width, B: Backend> {
+    blocks: &'a [Block],
+    kernels: Ops<W, B>,
+    marker: Ops<W1, B>,
+    geo: &'a Geometry,
+}
+
+/// [`Ctx`] with write access ([`CountersMut`]).
+struct CtxMut<'a, W: Width, B: Backend> {
+    blocks: &'a mut [Block],
+    kernels: Ops<W, B>,
+    marker: Ops<W1, B>,
+    geo: &'a Geometry,
+}
+
+impl Geometry {
+    /// The item's counters in `table`.
+    #[inline(always)]
+    fn probe<W: Counter>(&self, table: Table, h: u64) -> Probe<W> {
+        match table {
+            Table::Primary => self.primary(h),
+            Table::Secondary => self.secondary(h),
+        }
+    }
+
+    /// The same, for the marker filter.
+    #[inline(always)]
+    fn marked<B: Backend>(&self, ops: Ops<W1, B>, blocks: &[Block], h: u64) -> bool {
+        if self.marker == 0 {
+            return false;
+        }
+        let p = self.marker(h);
+        !ops.any_zero(&blocks[p.block], p.mask)
+    }
+
+    /// Calls `f(id, value)` for the item's distinct primary counters.
+    #[inline(always)]
+    fn each_primary<W: Counter>(
+        &self,
+        blocks: &[Block],
+        h: u64,
+        mut f: impl FnMut(usize, u32) -> bool,
+    ) {
+        let p = self.primary::<W>(h);
+        let mut cells = p.mask;
+        while let Some(i) = cells.pop_lowest() {
+            if !f(p.block * W::CELLS + i, cell::<W>(&blocks[p.block], i)) {
+                break;
+            }
+        }
+    }
+}
+
+impl<W: Counter, B: Backend> Counters for Ctx<'_, W, B> {
+    #[inline(always)]
+    fn min_count(&self, table: Table, h: u64) -> MinCount {
+        let p = self.geo.probe::<W>(table, h);
+        self.kernels.min_count(&self.blocks[p.block], p.mask)
+    }
+
+    #[inline(always)]
+    fn marked(&self, h: u64) -> bool {
+        self.geo.marked(self.marker, self.blocks, h)
+    }
+
+    #[inline(always)]
+    fn each_primary(&self, h: u64, f: impl FnMut(usize, u32) -> bool) {
+        self.geo.each_primary::<W>(self.blocks, h, f);
+    }
+}
+
+impl<W: Counter, B: Backend> Counters for CtxMut<'_, W, B> {
+    #[inline(always)]
+    fn min_count(&self, table: Table, h: u64) -> MinCount {
+        let p = self.geo.probe::<W>(table, h);
+        self.kernels.min_count(&self.blocks[p.block], p.mask)
+    }
+
+    #[inline(always)]
+    fn marked(&self, h: u64) -> bool {
+        self.geo.marked(self.marker, self.blocks, h)
+    }
+
+    #[inline(always)]
+    fn each_primary(&self, h: u64, f: impl FnMut(usize, u32) -> bool) {
+        self.geo.each_primary::<W>(self.blocks, h, f);
+    }
+}
+
+impl<W: Counter, B: Backend> CountersMut for CtxMut<'_, W, B> {
+    #[inline(always)]
+    fn add(&mut self, table: Table, h: u64, r: u32) {
+        let p = self.geo.probe::<W>(table, h);
+        self.kernels.add_sat(&mut self.blocks[p.block], p.mask, r);
+    }
+
+    #[inline(always)]
+    fn sub(&mut self, table: Table, h: u64, r: u32) {
+        let p = self.geo.probe::<W>(table, h);
+        self.kernels.sub_sat(&mut self.blocks[p.block], p.mask, r);
+    }
+
+    #[inline(always)]
+    fn raise_to(&mut self, table: Table, h: u64, v: u32) {
+        let p = self.geo.probe::<W>(table, h);
+        self.kernels
+            .max_assign(&mut self.blocks[p.block], p.mask, v);
+    }
+
+    #[inline(always)]
+    fn mark(&mut self, h: u64) {
+        if self.geo.marker == 0 {
+            return;
+        }
+        let p = self.geo.marker(h);
+        self.marker.assign(&mut self.blocks[p.block], p.mask, 1);
+    }
+}
+
+/// The parameters of a [`Spectral`] filter: its counter budget, the
+/// counters per item and the estimation policy (with its configuration).
+///
+/// ```
+/// use streambloom::spectral::{MinimalIncrease, RecurringMinimum, SpectralParams};
+/// use streambloom::W16;
+/// let p = SpectralParams::<MinimalIncrease>::new(10_000, 5);
+/// assert_eq!(p.blocks::<W16>(), Ok(313)); // 32 counters a block
+/// let rm = SpectralParams { counters: 3000, k: 4, policy: RecurringMinimum::new().with_marker(4096) };
+/// assert!(rm.blocks::<W16>().is_ok());
+/// assert!(SpectralParams::<MinimalIncrease>::new(10_000, 0).blocks::<W16>().is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpectralParams<P = MinimumSelection> {
+    /// Counters `m`, rounded up to whole blocks: for
+    /// [`RecurringMinimum`] the budget of both filters.
+    pub counters: usize,
+    /// Counters per item, `1..=W::CELLS` and below the primary counters.
+    pub k: u32,
+    /// The estimation policy.
+    pub policy: P,
+}
+
+impl<P: Policy + Default> SpectralParams<P> {
+    /// `counters` counters, `k` per item, `P`'s default configuration.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, SpectralParams};
+    /// let p = SpectralParams::<MinimumSelection>::new(4096, 4);
+    /// assert_eq!((p.counters, p.k), (4096, 4));
+    /// ```
+    pub fn new(counters: usize, k: u32) -> Self {
+        SpectralParams {
+            counters,
+            k,
+            policy: P::default(),
+        }
+    }
+}
+
+impl<P: Policy> SpectralParams<P> {
+    /// Validates the parameters for counters of width `W`; returns the
+    /// blocks the filter needs (what [`Spectral::with_storage`] takes).
+    ///
+    /// Errors: `counters` is 0 (or too small for the policy), `k` is 0,
+    /// above `W::CELLS`, or not below the primary counters.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, SpectralParams};
+    /// use streambloom::W8;
+    /// assert_eq!(SpectralParams::<MinimumSelection>::new(640, 4).blocks::<W8>(), Ok(10));
+    /// ```
+    pub fn blocks<W: Counter>(&self) -> Result<usize> {
+        Ok(plan_geometry::<P, W>(&self.policy, self.counters, self.k)?.total())
+    }
+}
+
+/// A Spectral Bloom filter with estimation policy `P` over `W`-bit
+/// saturating counters kept in `S`, hashing keys with `H` (see the
+/// [module docs](self)).
+#[derive(Clone)]
+pub struct Spectral<P, W: Counter = W32, S = DefaultStorage, H = DefaultHasher> {
+    cells: Cells<W, S>,
+    geo: Geometry,
+    policy: P,
+    hasher: H,
+    fingerprint: u64,
+    total: u64,
+}
+
+impl<P: Policy, W: Counter, S: Storage, H> core::fmt::Debug for Spectral<P, W, S, H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Spectral")
+            .field("policy", &self.policy)
+            .field("bits", &W::BITS)
+            .field("k", &self.geo.k)
+            .field("blocks", &self.geo)
+            .field("isa", &self.cells.isa())
+            .field("total", &self.total)
+            .finish()
+    }
+}
+
+/// Two filters are equal when their geometry, hashers' fingerprints,
+/// totals and counters are (policy state such as Trapping's traps is not
+/// compared).
+impl<P: Policy, W: Counter, S: Storage, H> PartialEq for Spectral<P, W, S, H> {
+    fn eq(&self, other: &Self) -> bool {
+        self.geo == other.geo
+            && self.fingerprint == other.fingerprint
+            && self.total == other.total
+            && self.cells.blocks() == other.cells.blocks()
+    }
+}
+
+/// A fingerprint of a hasher: the hashes of a few fixed keys. Two filters
+/// whose hashers disagree on them place items differently.
+fn fingerprint<H: BuildHasher>(hasher: &H) -> u64 {
+    (0u64..4).fold(0, |acc, i| {
+        mix64(acc ^ hash::hash_key(hasher, &(0x5B1F_u64 ^ i)))
+    })
+}
+
+fn plan_geometry<P: Policy, W: Counter>(policy: &P, counters: usize, k: u32) -> Result<Geometry> {
+    if counters == 0 {
+        return Err(Error::param("counters", counters, "at least 1"));
+    }
+    let plan: Plan = policy.plan(counters)?;
+    let primary = blocks_named::<W>(plan.primary, "counters")?;
+    let secondary = if plan.secondary == 0 {
+        0
+    } else {
+        blocks_named::<W>(plan.secondary, "counters")?
+    };
+    let marker = if plan.marker == 0 {
+        0
+    } else {
+        blocks_named::<W1>(plan.marker, "marker bits")?
+    };
+    if k == 0 || k as usize > W::CELLS {
+        return Err(Error::param(
+            "k",
+            k,
+            "in 1..=W::CELLS, the counters of a block (64, 32, 16 for W8, W16, W32)",
+        ));
+    }
+    // Saturating: a primary too large to count in `usize` is far above `k`
+    // (and rejected as too large just below).
+    if primary.saturating_mul(W::CELLS) <= k as usize {
+        return Err(Error::param("k", k, "below the number of primary counters"));
+    }
+    let geo = Geometry {
+        primary,
+        secondary,
+        marker,
+        k,
+        #[cfg(test)]
+        placement: PLACEMENT,
+    };
+    crate::store::bytes_for(geo.total(), "counters", counters)?;
+    Ok(geo)
+}
+
+#[cfg(feature = "alloc")]
+impl<P: Policy, W: Counter> Spectral<P, W> {
+    /// An empty filter in owned memory, hashing with the default hasher
+    /// seeded from `seed` ([`crate::hash::seeded_hasher`]).
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimalIncrease, Spectral, SpectralParams};
+    /// use streambloom::W16;
+    /// let f = Spectral::<MinimalIncrease, W16>::new(SpectralParams::new(10_000, 5), 1)?;
+    /// assert_eq!(f.counters(), 10_016); // whole blocks of 32 counters
+    /// assert!(Spectral::<MinimalIncrease, W16>::new(SpectralParams::new(0, 5), 1).is_err());
+    /// assert!(Spectral::<MinimalIncrease, W16>::new(SpectralParams::new(100, 33), 1).is_err());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn new(params: SpectralParams<P>, seed: u64) -> Result<Self> {
+        Self::with_hasher(params, hash::seeded_hasher(seed))
+    }
+}
+
+#[cfg(feature = "std")]
+impl<P: Policy, W: Counter> Spectral<P, W> {
+    /// An empty filter in owned memory with random hash seeds from the
+    /// operating system: the choice for keys chosen by others. (It merges
+    /// only with its clones, which hash alike.)
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new_random(SpectralParams::new(4096, 4))?;
+    /// f.insert("x");
+    /// assert_eq!(f.estimate("x"), 1);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn new_random(params: SpectralParams<P>) -> Result<Self> {
+        Self::with_hasher(params, hash::random_hasher())
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<P: Policy, W: Counter, H: BuildHasher> Spectral<P, W, DefaultStorage, H> {
+    /// An empty filter in owned memory hashing with `hasher`, any
+    /// [`BuildHasher`]. Filters merge only with filters that hash alike (a
+    /// clone, or the same seeds).
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// use streambloom::W32;
+    /// let h = streambloom::hash::random_hasher();
+    /// let params = SpectralParams::<MinimumSelection>::new(4096, 4);
+    /// let mut a = Spectral::<_, W32, _, _>::with_hasher(params.clone(), h.clone())?;
+    /// let mut b = Spectral::<_, W32, _, _>::with_hasher(params, h)?;
+    /// a.insert("x");
+    /// b.insert("x");
+    /// a.union(&b)?;
+    /// assert!(a.estimate("x") >= 2);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn with_hasher(params: SpectralParams<P>, hasher: H) -> Result<Self> {
+        let blocks = params.blocks::<W>()?;
+        Self::restore(params, crate::store::zeroed(blocks)?, hasher, 0)
+    }
+}
+
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
+    /// An empty filter over caller-provided storage of exactly
+    /// [`SpectralParams::blocks`] blocks, which it zeroes; no allocator
+    /// needed.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// use streambloom::{hash::seeded_hasher, Block, W8};
+    /// let params = SpectralParams::<MinimumSelection>::new(640, 4);
+    /// let mut buf = [Block::ZERO; 10];
+    /// let mut f = Spectral::<_, W8, _, _>::with_storage(params, &mut buf[..], seeded_hasher(3))?;
+    /// f.insert(&17u32);
+    /// assert_eq!(f.estimate(&17u32), 1);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn with_storage(params: SpectralParams<P>, storage: S, hasher: H) -> Result<Self> {
+        let mut f = Self::restore(params, storage, hasher, 0)?;
+        f.clear();
+        Ok(f)
+    }
+
+    /// A filter over caller-provided storage whose counters it adopts as
+    /// they are, with [`total`](Self::total) `total` (the saved filter's):
+    /// a filter's [`blocks`](Self::blocks) saved and loaded again, with the
+    /// same parameters and hasher, estimates as the saved one did.
+    /// (Trapping's traps are not in the blocks: they start empty.)
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// use streambloom::hash::seeded_hasher;
+    /// let params = SpectralParams::<MinimumSelection>::new(4096, 4);
+    /// let mut f = Spectral::<_>::with_hasher(params.clone(), seeded_hasher(3))?;
+    /// f.insert_n("x", 5);
+    /// let g = Spectral::<_>::restore(params, f.blocks().to_vec(), seeded_hasher(3), f.total())?;
+    /// assert_eq!(f, g);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn restore(params: SpectralParams<P>, storage: S, hasher: H, total: u64) -> Result<Self> {
+        let geo = plan_geometry::<P, W>(&params.policy, params.counters, params.k)?;
+        let cells = Cells::new(storage, geo.total())?;
+        Ok(Spectral {
+            cells,
+            geo,
+            fingerprint: fingerprint(&hasher),
+            policy: params.policy,
+            hasher,
+            total,
+        })
+    }
+
+    /// Read access for a policy, with `backend`'s kernels.
+    #[inline(always)]
+    fn ctx<B: Backend>(&self, backend: B) -> Ctx<'_, W, B> {
+        Ctx {
+            blocks: self.cells.blocks(),
+            kernels: Ops::new(backend),
+            marker: Ops::new(backend),
+            geo: &self.geo,
+        }
+    }
+
+    /// The policy and write access for it, with `backend`'s kernels.
+    #[inline(always)]
+    fn parts<B: Backend>(&mut self, backend: B) -> (&mut P, CtxMut<'_, W, B>) {
+        (
+            &mut self.policy,
+            CtxMut {
+                blocks: self.cells.blocks_mut(),
+                kernels: Ops::new(backend),
+                marker: Ops::new(backend),
+                geo: &self.geo,
+            },
+        )
+    }
+
+    /// The hash of `key` that every `*_hash` method takes: the keyed forms
+    /// are exactly `f.insert_hash(f.hash(key))` and so on.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert_hash(f.hash("a"));
+    /// assert_eq!(f.estimate("a"), 1);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    keyed! {
+        /// Records one occurrence of `key`.
+        ///
+        /// ```
+        /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+        /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+        /// f.insert("a");
+        /// assert_eq!(f.estimate("a"), 1);
+        /// # Ok::<(), streambloom::Error>(())
+        /// ```
+        fn insert(&mut self, key) = insert_hash;
+
+        /// Records `r` occurrences of `key` at once (the paper's "insert
+        /// `r`"; `r = 0` does nothing).
+        ///
+        /// ```
+        /// use streambloom::spectral::{MinimalIncrease, Spectral, SpectralParams};
+        /// let mut f = Spectral::<MinimalIncrease>::new(SpectralParams::new(4096, 4), 1)?;
+        /// f.insert_n("a", 7);
+        /// assert_eq!(f.estimate("a"), 7);
+        /// # Ok::<(), streambloom::Error>(())
+        /// ```
+        fn insert_n(&mut self, key, r: u32) = insert_n_hash;
+
+        /// The estimated count of `key` (see the policy for its errors).
+        ///
+        /// ```
+        /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+        /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+        /// assert_eq!(f.estimate("never"), 0);
+        /// # Ok::<(), streambloom::Error>(())
+        /// ```
+        fn estimate(&self, key) -> u32 = estimate_hash;
+
+        /// Whether `key` was inserted at least `t` times, `t` chosen at
+        /// query time (the ad-hoc iceberg query of §5.2): never `false` for
+        /// an item that was (within the policy's guarantees), sometimes
+        /// `true` for one that was not.
+        ///
+        /// ```
+        /// use streambloom::spectral::{MinimalIncrease, Spectral, SpectralParams};
+        /// let mut f = Spectral::<MinimalIncrease>::new(SpectralParams::new(4096, 4), 9)?;
+        /// f.insert_n("hot", 50);
+        /// assert!(f.at_least("hot", 50) && f.at_least("hot", 10));
+        /// # Ok::<(), streambloom::Error>(())
+        /// ```
+        fn at_least(&self, key, t: u32) -> bool = at_least_hash;
+
+        /// [`insert`](Self::insert) for each key, in order.
+        ///
+        /// ```
+        /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+        /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+        /// f.insert_batch(&["a", "b", "a"]);
+        /// assert_eq!(f.estimate("a"), 2);
+        /// # Ok::<(), streambloom::Error>(())
+        /// ```
+        batch fn insert_batch(&mut self, keys) = insert_batch_hash;
+
+        /// [`estimate`](Self::estimate) for each key: `counts[i]` is the
+        /// estimate of `keys[i]`; an error if the slices differ in length.
+        ///
+        /// ```
+        /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+        /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+        /// f.insert_n("a", 3);
+        /// let mut counts = [0; 2];
+        /// f.estimate_batch(&["a", "b"], &mut counts)?;
+        /// assert_eq!(counts, [3, 0]);
+        /// # Ok::<(), streambloom::Error>(())
+        /// ```
+        batch fn estimate_batch(&self, keys, counts: &mut [u32]) = estimate_batch_hash;
+    }
+
+    /// [`insert`](Self::insert) for a key hashed with [`hash`](Self::hash)
+    /// (or any `u64`: placement remixes it).
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert_hash(5);
+    /// assert_eq!(f.estimate_hash(5), 1);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_hash(&mut self, h: u64) {
+        self.insert_n_hash(h, 1);
+    }
+
+    /// [`insert_n`](Self::insert_n) for a key already hashed.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert_n_hash(5, 4);
+    /// assert_eq!(f.estimate_hash(5), 4);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_n_hash(&mut self, h: u64, r: u32) {
+        if r == 0 {
+            return;
+        }
+        self.total = self.total.saturating_add(u64::from(r));
+        let engine = self.cells.engine();
+        engine.run(InsertN { filter: self, h, r });
+    }
+
+    /// [`estimate`](Self::estimate) for a key already hashed.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// assert_eq!(f.estimate_hash(5), 0);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn estimate_hash(&self, h: u64) -> u32 {
+        self.cells.engine().run(Estimate { filter: self, h })
+    }
+
+    /// [`at_least`](Self::at_least) for a key already hashed.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert_hash(5);
+    /// assert!(f.at_least_hash(5, 1) && !f.at_least_hash(5, 2));
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn at_least_hash(&self, h: u64, t: u32) -> bool {
+        self.estimate_hash(h) >= t
+    }
+
+    /// [`insert_batch`](Self::insert_batch) for keys already hashed, with
+    /// the blocks of the item [`LOOKAHEAD`](crate::store::LOOKAHEAD) places ahead
+    /// prefetched (in filters of at least
+    /// [`PREFETCH_MIN_BYTES`](crate::store::PREFETCH_MIN_BYTES)), so that out of
+    /// cache the misses of a batch overlap. The filter ends as item-by-item
+    /// inserts would leave it.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 9)?;
+    /// f.insert_batch_hash(&[1, 2, 1]);
+    /// assert_eq!(f.estimate_hash(1), 2);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
+        self.total = self.total.saturating_add(hashes.len() as u64);
+        let engine = self.cells.engine();
+        engine.run(InsertBatch {
+            filter: self,
+            hashes,
+        });
+    }
+
+    /// [`estimate_batch`](Self::estimate_batch) for keys already hashed,
+    /// prefetching as [`insert_batch_hash`](Self::insert_batch_hash) does.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 9)?;
+    /// f.insert_hash(1);
+    /// let mut counts = [0; 2];
+    /// f.estimate_batch_hash(&[1, 2], &mut counts)?;
+    /// assert_eq!(counts, [1, 0]);
+    /// assert!(f.estimate_batch_hash(&[1], &mut counts).is_err());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn estimate_batch_hash(&self, hashes: &[u64], counts: &mut [u32]) -> Result<()> {
+        Error::check_len("counts", hashes.len(), counts.len())?;
+        self.cells.engine().run(EstimateBatch {
+            filter: self,
+            hashes,
+            counts,
+        });
+        Ok(())
+    }
+
+    /// Whether the batch forms prefetch ([`crate::store::PREFETCH_MIN_BYTES`]).
+    fn prefetching(&self) -> bool {
+        self.cells.block_count() * Block::BYTES >= crate::store::PREFETCH_MIN_BYTES
+    }
+
+    /// Prefetches the blocks item `h` can touch: its primary block, and its
+    /// secondary and marker blocks when the filter has them.
+    #[inline(always)]
+    fn prefetch_hash(&self, h: u64) {
+        let blocks = self.cells.blocks();
+        let geo = &self.geo;
+        prefetch(&blocks[geo.primary::<W>(h).block]);
+        if geo.secondary > 0 {
+            prefetch(&blocks[geo.secondary::<W>(h).block]);
+        }
+        if geo.marker > 0 {
+            prefetch(&blocks[geo.marker(h).block]);
+        }
+    }
+
+    /// The smallest of the item's primary counters and how many hold it:
+    /// `count >= 2` is the recurring minimum of §3.3.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert_n_hash(5, 2);
+    /// assert_eq!(f.primary_minimum_hash(5).min, 2);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn primary_minimum_hash(&self, h: u64) -> MinCount {
+        self.ctx(streambloom_kernels::Scalar::new())
+            .min_count(Table::Primary, h)
+    }
+
+    /// Adds `other`'s counters to this filter's, saturating (the multiset
+    /// union of §2.2). For [`MinimumSelection`] the result equals, counter
+    /// for counter, the filter of both streams. For [`MinimalIncrease`] and
+    /// [`RecurringMinimum`] the result never under-estimates either; for
+    /// Recurring Minimum only the primary counters are added and the
+    /// secondary and marker are reset (which items were moved cannot be
+    /// merged counter by counter), so old items are estimated as by
+    /// Minimum Selection until they move again.
+    ///
+    /// Errors with [`Error::Incompatible`] when the sizes, `k`, the policy
+    /// configuration or the hasher (seeds) differ, or for Trapping filters.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let params = SpectralParams::<MinimumSelection>::new(4096, 4);
+    /// let mut a: Spectral<MinimumSelection> = Spectral::new(params.clone(), 5)?;
+    /// let mut b: Spectral<MinimumSelection> = Spectral::new(params, 5)?;
+    /// a.insert("x");
+    /// b.insert_n("x", 2);
+    /// a.union(&b)?;
+    /// assert_eq!((a.estimate("x"), a.total()), (3, 3));
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn union<S2: Storage, H2: BuildHasher>(
+        &mut self,
+        other: &Spectral<P, W, S2, H2>,
+    ) -> Result<()> {
+        self.combine(other, u32::saturating_add)?;
+        self.total = self.total.saturating_add(other.total);
+        Ok(())
+    }
+
+    /// Multiplies this filter's counters by `other`'s, saturating (the
+    /// Spectral Bloomjoin of §5.3): the estimate of `x` bounds
+    /// `f_x · g_x` from above, under the same conditions and with the same
+    /// errors as [`Spectral::union`].
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let params = SpectralParams::<MinimumSelection>::new(4096, 4);
+    /// let mut r: Spectral<MinimumSelection> = Spectral::new(params.clone(), 5)?;
+    /// let mut s: Spectral<MinimumSelection> = Spectral::new(params.clone(), 5)?;
+    /// r.insert_n("a", 3);
+    /// s.insert_n("a", 4);
+    /// r.join(&s)?;
+    /// assert!(r.estimate("a") >= 12);
+    /// let other_seed: Spectral<MinimumSelection> = Spectral::new(params, 6)?;
+    /// assert!(r.join(&other_seed).is_err());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn join<S2: Storage, H2: BuildHasher>(
+        &mut self,
+        other: &Spectral<P, W, S2, H2>,
+    ) -> Result<()> {
+        self.combine(other, u32::saturating_mul)?;
+        let sum: u64 = (0..self.geo.primary * W::CELLS)
+            .filter_map(|i| self.cells.get(i))
+            .map(u64::from)
+            .sum();
+        self.total = sum / u64::from(self.geo.k);
+        Ok(())
+    }
+
+    fn combine<S2: Storage, H2: BuildHasher>(
+        &mut self,
+        other: &Spectral<P, W, S2, H2>,
+        op: fn(u32, u32) -> u32,
+    ) -> Result<()> {
+        if self.geo != other.geo {
+            return Err(Error::Incompatible { what: "sizes or k" });
+        }
+        if self.fingerprint != other.fingerprint {
+            return Err(Error::Incompatible {
+                what: "hasher or seeds",
+            });
+        }
+        self.policy.check_merge(&other.policy)?;
+        let primary = self.geo.primary;
+        let mine = self.cells.blocks_mut();
+        for (a, b) in mine[..primary]
+            .iter_mut()
+            .zip(&other.cells.blocks()[..primary])
+        {
+            for i in 0..W::CELLS {
+                set_cell::<W>(a, i, op(cell::<W>(a, i), cell::<W>(b, i)));
+            }
+        }
+        mine[primary..].fill(Block::ZERO);
+        self.policy.reset();
+        Ok(())
+    }
+
+    /// Places items by `placement` instead of [`PLACEMENT`] (for the
+    /// placement comparison; call it on an empty filter).
+    #[cfg(test)]
+    pub(crate) fn set_placement(&mut self, placement: Placement) {
+        self.geo.placement = placement;
+    }
+
+    /// Sets every counter to 0 and forgets every item.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert_eq!((f.estimate("a"), f.total()), (0, 0));
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.cells.clear();
+        self.policy.reset();
+        self.total = 0;
+    }
+
+    /// Forces the kernel implementation; [`Error::Unsupported`] if this CPU
+    /// lacks `isa`.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// use streambloom::Isa;
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.set_isa(Isa::Scalar)?;
+    /// assert_eq!(f.isa(), Isa::Scalar);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn set_isa(&mut self, isa: Isa) -> Result<()> {
+        self.cells.set_isa(isa)
+    }
+
+    /// The kernel implementation in use.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// assert_eq!(f.isa(), streambloom::Isa::detect());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn isa(&self) -> Isa {
+        self.cells.isa()
+    }
+
+    /// `k`, the counters per item.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// assert_eq!(f.k(), 4);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn k(&self) -> u32 {
+        self.geo.k
+    }
+
+    /// Counters of the primary filter (whole blocks), the `m` of `γ = nk/m`.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4000, 4), 1)?;
+    /// assert_eq!(f.counters(), 4000); // 250 blocks of 16 32-bit counters
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn counters(&self) -> usize {
+        self.geo.primary * W::CELLS
+    }
+
+    /// Occurrences inserted minus occurrences removed (`N`).
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert_n("a", 3);
+    /// f.remove("a");
+    /// assert_eq!(f.total(), 2);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The parameters the filter was built with (`counters` as requested:
+    /// see [`counters`](Self::counters) for the effective primary count).
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let params = SpectralParams::<MinimumSelection>::new(4096, 4);
+    /// let f = Spectral::<MinimumSelection>::new(params.clone(), 1)?;
+    /// assert_eq!(f.params().k, params.k);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn params(&self) -> SpectralParams<P> {
+        SpectralParams {
+            counters: self.counters_requested(),
+            k: self.geo.k,
+            policy: self.policy.clone(),
+        }
+    }
+
+    /// The counter budget as the policy planned it: primary and secondary
+    /// counters (whole blocks).
+    fn counters_requested(&self) -> usize {
+        (self.geo.primary + self.geo.secondary) * W::CELLS
+    }
+
+    /// The policy and its configuration.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Policy, Spectral, SpectralParams};
+    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// assert_eq!(MinimumSelection::NAME, "minimum selection");
+    /// assert_eq!(f.policy(), &MinimumSelection);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+
+    /// All blocks (primary, then secondary, then marker): for comparing and
+    /// persisting filters (and [`restore`](Self::restore)).
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// assert_eq!(f.blocks().len(), 256);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn blocks(&self) -> &[Block] {
+        self.cells.blocks()
+    }
+}
+
+impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
+    keyed! {
+        /// Takes back one occurrence of `key`. Removing an item more times
+        /// than it was inserted is not detected: its counters stop at 0
+        /// (they never wrap), and the excess is taken from other items
+        /// sharing them, which may then be under-estimated.
+        ///
+        /// ```
+        /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+        /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+        /// f.insert_n("a", 2);
+        /// f.remove("a");
+        /// assert_eq!(f.estimate("a"), 1);
+        /// # Ok::<(), streambloom::Error>(())
+        /// ```
+        fn remove(&mut self, key) = remove_hash;
+
+        /// Takes back `r` occurrences of `key` (see [`remove`](Self::remove)).
+        ///
+        /// ```
+        /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+        /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+        /// f.insert_n("a", 5);
+        /// f.remove_n("a", 3);
+        /// assert_eq!(f.estimate("a"), 2);
+        /// # Ok::<(), streambloom::Error>(())
+        /// ```
+        fn remove_n(&mut self, key, r: u32) = remove_n_hash;
+
+        /// [`remove`](Self::remove) for each key, in order.
+        ///
+        /// ```
+        /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+        /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+        /// f.insert_batch(&["a", "a", "b"]);
+        /// f.remove_batch(&["a", "b"]);
+        /// assert_eq!((f.estimate("a"), f.estimate("b")), (1, 0));
+        /// # Ok::<(), streambloom::Error>(())
+        /// ```
+        batch fn remove_batch(&mut self, keys) = remove_batch_hash;
+
+        /// Lemma 3's unbiased estimator `(v̄_x − kN/m) / (1 − k/m)`, where
+        /// `v̄_x` is the mean of `x`'s (distinct) primary counters, `N` is
+        /// [`Spectral::total`], and `k` the expected number of distinct
+        /// counters an item has ([`Placement::expected_cells`]: repeats
+        /// collapse): its expectation is the true count, but it varies
+        /// widely and can be negative, so use it for sums and averages over
+        /// many items (§3.1, §5.1), not for single answers. Defined for the
+        /// policies whose primary counters receive every insertion (Minimum
+        /// Selection and Recurring Minimum without Trapping).
+        ///
+        /// ```
+        /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+        /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+        /// f.insert_n("a", 10);
+        /// assert!((f.estimate_unbiased("a") - 10.0).abs() < 0.1);
+        /// # Ok::<(), streambloom::Error>(())
+        /// ```
+        fn estimate_unbiased(&self, key) -> f64 = estimate_unbiased_hash;
+    }
+
+    /// [`remove`](Self::remove) for a key already hashed.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert_hash(3);
+    /// f.remove_hash(3);
+    /// assert_eq!(f.estimate_hash(3), 0);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn remove_hash(&mut self, h: u64) {
+        self.remove_n_hash(h, 1);
+    }
+
+    /// [`remove_n`](Self::remove_n) for a key already hashed.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert_n_hash(3, 4);
+    /// f.remove_n_hash(3, 4);
+    /// assert_eq!(f.estimate_hash(3), 0);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn remove_n_hash(&mut self, h: u64, r: u32) {
+        if r == 0 {
+            return;
+        }
+        self.total = self.total.saturating_sub(u64::from(r));
+        let engine = self.cells.engine();
+        engine.run(RemoveN { filter: self, h, r });
+    }
+
+    /// [`remove_batch`](Self::remove_batch) for keys already hashed, with
+    /// the prefetching of [`insert_batch_hash`](Self::insert_batch_hash).
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert_batch_hash(&[1, 1]);
+    /// f.remove_batch_hash(&[1]);
+    /// assert_eq!(f.estimate_hash(1), 1);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn remove_batch_hash(&mut self, hashes: &[u64]) {
+        self.total = self.total.saturating_sub(hashes.len() as u64);
+        let engine = self.cells.engine();
+        engine.run(RemoveBatch {
+            filter: self,
+            hashes,
+        });
+    }
+
+    /// [`estimate_unbiased`](Self::estimate_unbiased) for a key already
+    /// hashed.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let mut f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// f.insert_n_hash(8, 10);
+    /// assert!(f.estimate_unbiased_hash(8) > 9.0);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn estimate_unbiased_hash(&self, h: u64) -> f64 {
+        let p = self.geo.primary::<W>(h);
+        let block = self.cells.block(p.block);
+        let mut mask = p.mask;
+        let mut sum = 0u64;
+        while let Some(i) = mask.pop_lowest() {
+            sum += u64::from(cell::<W>(block, i));
+        }
+        // An insertion adds to an item's distinct counters, on average
+        // `expected_cells` of them ([`PLACEMENT`] collapses repeats).
+        let k = self.geo.placement().expected_cells::<W>(self.geo.k);
+        let m = self.counters() as f64;
+        let mean = sum as f64 / f64::from(p.mask.count());
+        (mean - k * self.total as f64 / m) / (1.0 - k / m)
+    }
+}
+
+/// [`Spectral::insert_n_hash`] as one [`Body`].
+struct InsertN<'a, P, W: Counter, S, H> {
+    filter: &'a mut Spectral<P, W, S, H>,
+    h: u64,
+    r: u32,
+}
+
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for InsertN<'_, P, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let (policy, mut ctx) = self.filter.parts(backend);
+        policy.insert(&mut ctx, self.h, self.r);
+    }
+}
+
+/// [`Spectral::remove_n_hash`] as one [`Body`].
+struct RemoveN<'a, P, W: Counter, S, H> {
+    filter: &'a mut Spectral<P, W, S, H>,
+    h: u64,
+    r: u32,
+}
+
+impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Body for RemoveN<'_, P, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let (policy, mut ctx) = self.filter.parts(backend);
+        policy.remove(&mut ctx, self.h, self.r);
+    }
+}
+
+/// [`Spectral::estimate_hash`] as one [`Body`].
+struct Estimate<'a, P, W: Counter, S, H> {
+    filter: &'a Spectral<P, W, S, H>,
+    h: u64,
+}
+
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for Estimate<'_, P, W, S, H> {
+    type Output = u32;
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) -> u32 {
+        let f = self.filter;
+        f.policy.estimate(&f.ctx(backend), self.h)
+    }
+}
+
+/// [`Spectral::insert_batch_hash`] as one [`Body`].
+struct InsertBatch<'a, P, W: Counter, S, H> {
+    filter: &'a mut Spectral<P, W, S, H>,
+    hashes: &'a [u64],
+}
+
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for InsertBatch<'_, P, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let hashes = self.hashes;
+        let prefetching = self.filter.prefetching();
+        crate::filter::batch(
+            self.filter,
+            hashes.len(),
+            prefetching,
+            |f, i| f.prefetch_hash(hashes[i]),
+            |f, i| {
+                let (policy, mut ctx) = f.parts(backend);
+                policy.insert(&mut ctx, hashes[i], 1);
+            },
+        );
+    }
+}
+
+/// [`Spectral::remove_batch_hash`] as one [`Body`].
+struct RemoveBatch<'a, P, W: Counter, S, H> {
+    filter: &'a mut Spectral<P, W, S, H>,
+    hashes: &'a [u64],
+}
+
+impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Body for RemoveBatch<'_, P, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let hashes = self.hashes;
+        let prefetching = self.filter.prefetching();
+        crate::filter::batch(
+            self.filter,
+            hashes.len(),
+            prefetching,
+            |f, i| f.prefetch_hash(hashes[i]),
+            |f, i| {
+                let (policy, mut ctx) = f.parts(backend);
+                policy.remove(&mut ctx, hashes[i], 1);
+            },
+        );
+    }
+}
+
+/// [`Spectral::estimate_batch_hash`] as one [`Body`].
+struct EstimateBatch<'a, P, W: Counter, S, H> {
+    filter: &'a Spectral<P, W, S, H>,
+    hashes: &'a [u64],
+    counts: &'a mut [u32],
+}
+
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for EstimateBatch<'_, P, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let (f, hashes) = (self.filter, self.hashes);
+        let ctx = f.ctx(backend);
+        crate::filter::batch(
+            self.counts,
+            hashes.len(),
+            f.prefetching(),
+            |_, i| f.prefetch_hash(hashes[i]),
+            |counts, i| counts[i] = f.policy.estimate(&ctx, hashes[i]),
+        );
+    }
+}

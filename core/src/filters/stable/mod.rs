@@ -1,0 +1,937 @@
+//! The Stable Bloom filter: approximate duplicate detection over an
+//! unbounded stream in fixed memory.
+//!
+//! Deng & Rafiei, *Approximately detecting duplicates for streaming data
+//! using stable Bloom filters* (SIGMOD 2006), as summarized in
+//! `importance-aware-bloom-filter.txt` §II.A.
+//!
+//! # What it does
+//!
+//! `m` cells of `d` bits (`Max = 2^d - 1`) in cache-line blocks. For each
+//! item, [`StableBloom::observe`]:
+//!
+//! 1. probes the item's `K` cells (one block, `K` distinct cells of it,
+//!    each `K`-subset equally likely: [`PLACEMENT`]): the item *looks like a duplicate* iff none of them
+//!    is zero;
+//! 2. decrements `P` consecutive cells (saturating at 0, wrapping past the
+//!    last cell), from a random start ([`Eviction::Random`], the paper's
+//!    policy) or from a pointer that sweeps the cells ([`Eviction::Sweep`]);
+//! 3. sets the item's `K` cells to `Max`.
+//!
+//! Cells saturate at 0 and `Max`; they never wrap.
+//!
+//! # Guarantees
+//!
+//! A Stable filter makes **both** kinds of error, and neither grows with
+//! the stream:
+//!
+//! - **False positives** (a new item reported as a duplicate): once the
+//!   filter is stable (after a few `m/K` items), the expected fraction of
+//!   zero cells is [`StableBloom::stable_point`], and the paper bounds the
+//!   false-positive rate of distinct keys by
+//!   [`StableBloom::paper_false_positive_bound`] `= (1 - stable_point)^K`.
+//!   That bound treats an item's `K` cells as independent. In the blocked
+//!   layout they share a block, its recent inserts and its decrements,
+//!   which correlates them positively, and **the delivered rate exceeds
+//!   the paper's bound at nearly every setting** (by 2–4× at 1 % targets
+//!   with 8-bit cells, by 10–30× with one bit and
+//!   many cells per item). [`StableBloom::predicted_fpr`] ([`blocked_fpr`](crate::analysis::stable::blocked_fpr))
+//!   models the blocked filter: exact for `Sweep`, an upper bound for
+//!   `Random`; the planners plan by it. The zero fraction itself matches
+//!   [`StableBloom::stable_point`] whatever the layout: blocking keeps each
+//!   cell's marginal law. [`StableBloom::current_fpr`] gives the exact rate
+//!   of the current state.
+//! - **False negatives** (a duplicate reported as new): the eviction may
+//!   clear a cell of an item seen before. With `Random` there is no window
+//!   free of them. With `Sweep` a duplicate whose previous occurrence is
+//!   `g` items back is **never** a false negative when
+//!   `(g - 1)·P <= (Max - 1)·m`: in the `g - 1` items between the two
+//!   occurrences the pointer advances `(g - 1)·P` cells and so passes no
+//!   cell `Max` times.
+//! - A key observed (or inserted) is found by the very next
+//!   [`contains`](StableBloom::contains).
+//!
+//! # Parameters
+//!
+//! See [`StableParams`]: `cells` (rounded up to whole blocks, the effective
+//! `m` is `blocks × W::CELLS`), `bits_per_cell` (`d`), `k` (`K`), `p` (`P`), and the
+//! [`Eviction`] policy. The cell width `W` is a type parameter; a cell of
+//! width `W` may use fewer bits `d`, it still occupies `W::BITS` bits.
+//! [`StableParams::plan`] picks `d`, `K` and `P` for a memory budget and a
+//! target false-positive rate: a larger `P` means more zero cells, so fewer
+//! false positives but more false negatives, and the planner takes the
+//! smallest `P` that meets the target.
+//!
+//! **Seeds.** Keys an attacker chooses, with seeds they can guess, can all
+//! hit one block; for untrusted keys use [`StableBloom::new_random`] (with
+//! `std`) or a secret seed.
+//!
+//! ```
+//! use streambloom::stable::{Eviction, StableBloom, StableParams};
+//! use streambloom::W4;
+//! let params = StableParams { cells: 1 << 16, bits_per_cell: 3, k: 3, p: 10, eviction: Eviction::Random };
+//! let mut seen = StableBloom::<W4>::new(params, 42).unwrap();
+//! assert!(!seen.observe("alice"));
+//! assert!(seen.observe("alice"));
+//! // Or planned: 1 MiB of 8-bit cells, 1 % false positives.
+//! let planned = StableBloom::<streambloom::W8>::plan(1 << 20, 0.01, Eviction::Sweep, 42).unwrap();
+//! assert!(planned.predicted_fpr() <= 0.01);
+//! ```
+
+mod params;
+#[cfg(test)]
+mod tests;
+
+pub use params::{Eviction, StableParams, PLAN_MAX_RUN_BLOCKS};
+
+use crate::filter::keyed;
+use crate::hash::{self, DefaultHasher, Placement};
+use crate::rng::Rng;
+use crate::store::{Cells, DefaultStorage, Storage};
+use crate::{Block, Error, Isa, Result, Width};
+use core::hash::{BuildHasher, Hash};
+use streambloom_kernels::{prefetch, Backend, Body, Ops};
+
+/// How [`StableBloom`] places an item's `K` cells in its block (the
+/// measured choice: see the [`hash`] module docs). The models of
+/// [`crate::analysis::stable`] and [`StableBloom::current_fpr`] assume it.
+pub const PLACEMENT: Placement = Placement::Floyd;
+
+/// Domain separation between the hasher's outputs for keys and the seed of
+/// the eviction PRNG, which is the hasher's hash of this constant.
+const RNG_DOMAIN: u64 = 0x5354_4142_4C45_5247;
+
+/// A Stable Bloom filter of `W`-bit cells in storage `S`, hashing with `H`
+/// (see the [module docs](self)).
+#[derive(Clone)]
+pub struct StableBloom<W: Width, S = DefaultStorage, H = DefaultHasher> {
+    cells: Cells<W, S>,
+    hasher: H,
+    rng: Rng,
+    params: StableParams,
+    max: u32,
+    /// Next cell the sweep decrements ([`Eviction::Sweep`] only).
+    cursor: usize,
+    /// The placement under test ([`PLACEMENT`] outside tests).
+    #[cfg(test)]
+    placement: Placement,
+}
+
+impl<W: Width, S: Storage, H> core::fmt::Debug for StableBloom<W, S, H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("StableBloom")
+            .field("params", &self.params)
+            .field("cells", &self.cells)
+            .field("cursor", &self.cursor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Two filters are equal when their parameters, cells and sweep pointers
+/// are (hashers and eviction PRNGs are not compared).
+impl<W: Width, S: Storage, H> PartialEq for StableBloom<W, S, H> {
+    fn eq(&self, other: &Self) -> bool {
+        self.params == other.params
+            && self.cursor == other.cursor
+            && self.cells.blocks() == other.cells.blocks()
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<W: Width> StableBloom<W> {
+    /// An empty filter in owned memory, hashing with the default hasher
+    /// seeded from `seed` ([`hash::seeded_hasher`]); the eviction PRNG is
+    /// seeded from the hasher, so the same seed gives the same filter in
+    /// one build.
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// use streambloom::W8;
+    /// let params = StableParams { cells: 4096, bits_per_cell: 2, k: 3, p: 4, eviction: Eviction::Sweep };
+    /// let f = StableBloom::<W8>::new(params, 7).unwrap();
+    /// assert_eq!(f.cells(), 4096);
+    /// assert!(StableBloom::<W8>::new(StableParams { p: 0, ..params }, 7).is_err());
+    /// ```
+    pub fn new(params: StableParams, seed: u64) -> Result<Self> {
+        Self::with_hasher(params, hash::seeded_hasher(seed))
+    }
+
+    /// The filter [`StableParams::plan`] plans for `memory_bytes` bytes of
+    /// `W`-bit cells and a false-positive rate of at most `target_fpr`
+    /// under `eviction`, seeded from `seed`.
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, StableBloom};
+    /// use streambloom::W4;
+    /// let f = StableBloom::<W4>::plan(1 << 16, 0.01, Eviction::Random, 3).unwrap();
+    /// assert!(f.predicted_fpr() <= 0.01);
+    /// assert_eq!(f.blocks().len(), 1024);
+    /// ```
+    pub fn plan(
+        memory_bytes: usize,
+        target_fpr: f64,
+        eviction: Eviction,
+        seed: u64,
+    ) -> Result<Self> {
+        Self::new(
+            StableParams::plan::<W>(memory_bytes, target_fpr, eviction)?,
+            seed,
+        )
+    }
+}
+
+#[cfg(feature = "std")]
+impl<W: Width> StableBloom<W> {
+    /// An empty filter in owned memory with random hash seeds (and so a
+    /// random eviction PRNG) from the operating system: the choice for
+    /// untrusted keys.
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// use streambloom::W8;
+    /// let params = StableParams { cells: 4096, bits_per_cell: 2, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new_random(params).unwrap();
+    /// f.insert("x");
+    /// assert!(f.contains("x"));
+    /// ```
+    pub fn new_random(params: StableParams) -> Result<Self> {
+        Self::with_hasher(params, hash::random_hasher())
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<W: Width, H: BuildHasher> StableBloom<W, DefaultStorage, H> {
+    /// An empty filter in owned memory hashing with `hasher`, any
+    /// [`BuildHasher`]; the eviction PRNG is seeded from the hasher.
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// use streambloom::W8;
+    /// let params = StableParams { cells: 4096, bits_per_cell: 2, k: 3, p: 4, eviction: Eviction::Random };
+    /// let hasher = std::collections::hash_map::RandomState::new();
+    /// let mut f = StableBloom::<W8, _, _>::with_hasher(params, hasher).unwrap();
+    /// assert!(!f.observe("x"));
+    /// ```
+    pub fn with_hasher(params: StableParams, hasher: H) -> Result<Self> {
+        let blocks = params.blocks::<W>()?;
+        Self::restore(params, crate::store::zeroed(blocks)?, hasher, 0)
+    }
+}
+
+impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
+    /// An empty filter over caller-provided storage of exactly
+    /// [`StableParams::blocks`] blocks, which it zeroes; no allocator
+    /// needed.
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// use streambloom::{hash, Block, Error, W4};
+    /// let params = StableParams { cells: 512, bits_per_cell: 4, k: 4, p: 2, eviction: Eviction::Random };
+    /// let mut buf = [Block::ZERO; 4]; // 4 blocks × 128 cells
+    /// let mut f = StableBloom::<W4, _, _>::with_storage(params, &mut buf[..], hash::seeded_hasher(1)).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
+    /// f.insert_hash(99);
+    /// assert!(f.contains_hash(99));
+    /// let mut small = [Block::ZERO; 3];
+    /// let e = StableBloom::<W4, _, _>::with_storage(params, &mut small[..], hash::seeded_hasher(1))
+    ///     .unwrap_err();
+    /// assert_eq!(e, Error::Length { name: "storage", expected: 4, found: 3 });
+    /// ```
+    pub fn with_storage(params: StableParams, storage: S, hasher: H) -> Result<Self> {
+        let mut f = Self::restore(params, storage, hasher, 0)?;
+        f.clear();
+        Ok(f)
+    }
+
+    /// A filter over caller-provided storage whose contents it adopts as
+    /// they are, with the sweep pointer at `cursor` ([`cursor`](Self::cursor)
+    /// of the filter saved; 0 for [`Eviction::Random`], which has none): a
+    /// filter's [`blocks`](Self::blocks) saved and loaded again, with the
+    /// same parameters and hasher, answers as the saved one did. (The
+    /// eviction PRNG restarts from the hasher's seed.) An error if `cursor`
+    /// is not a cell.
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// use streambloom::{hash, W8};
+    /// let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Sweep };
+    /// let mut f = StableBloom::<W8, _, _>::with_hasher(params, hash::seeded_hasher(5)).unwrap();
+    /// f.observe("kept");
+    /// let (saved, cursor) = (f.blocks().to_vec(), f.cursor());
+    /// let mut g = StableBloom::<W8, _, _>::restore(params, saved, hash::seeded_hasher(5), cursor).unwrap();
+    /// assert!(g.contains("kept"));
+    /// assert_eq!(f.observe("next"), g.observe("next"));
+    /// assert_eq!(f, g);
+    /// ```
+    pub fn restore(params: StableParams, storage: S, hasher: H, cursor: usize) -> Result<Self> {
+        let blocks = params.blocks::<W>()?;
+        if cursor >= blocks * W::CELLS {
+            return Err(Error::param("cursor", cursor, "less than the cell count"));
+        }
+        Ok(StableBloom {
+            cells: Cells::new(storage, blocks)?,
+            rng: Rng::new(hasher.hash_one(RNG_DOMAIN)),
+            hasher,
+            max: params.max(),
+            params,
+            cursor,
+            #[cfg(test)]
+            placement: PLACEMENT,
+        })
+    }
+
+    /// The placement of items' cells: [`PLACEMENT`], or another in tests.
+    #[inline(always)]
+    fn placement(&self) -> Placement {
+        #[cfg(test)]
+        return self.placement;
+        #[cfg(not(test))]
+        PLACEMENT
+    }
+
+    /// Places items by `placement` instead of [`PLACEMENT`] (for the
+    /// placement comparison; call it on an empty filter).
+    #[cfg(test)]
+    pub(crate) fn set_placement(&mut self, placement: Placement) {
+        self.placement = placement;
+    }
+
+    /// The hash of `key` that the `*_hash` methods take: the keyed forms
+    /// are exactly `f.observe_hash(f.hash(key))` and so on.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.insert_hash(f.hash("a"));
+    /// assert!(f.contains("a"));
+    /// ```
+    #[inline]
+    pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    keyed! {
+        /// Observes `key`: returns whether it looked like a duplicate (none
+        /// of its `K` cells was zero), then evicts and records it.
+        ///
+        /// ```
+        /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+        /// # use streambloom::W8;
+        /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+        /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+        /// assert!(!f.observe(&17u32));
+        /// assert!(f.observe(&17u32));
+        /// ```
+        fn observe(&mut self, key) -> bool = observe_hash;
+
+        /// Records `key` without asking: evicts, then sets its cells.
+        ///
+        /// ```
+        /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+        /// # use streambloom::W8;
+        /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+        /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+        /// f.insert("k");
+        /// assert!(f.contains("k"));
+        /// ```
+        fn insert(&mut self, key) = insert_hash;
+
+        /// Whether `key` looks present (none of its cells is zero); changes
+        /// nothing.
+        ///
+        /// ```
+        /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+        /// # use streambloom::W8;
+        /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+        /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+        /// assert!(!f.contains("never"));
+        /// ```
+        fn contains(&self, key) -> bool = contains_hash;
+
+        /// [`observe`](Self::observe) for each key of a batch, in order:
+        /// `duplicates[i]` is what `observe(&keys[i])` would have returned,
+        /// and the filter ends in the same state. An error (and no change)
+        /// if the two slices differ in length.
+        ///
+        /// ```
+        /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+        /// # use streambloom::W8;
+        /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+        /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+        /// let mut dup = [false; 3];
+        /// f.observe_batch(&["a", "b", "a"], &mut dup).unwrap();
+        /// assert_eq!(dup, [false, false, true]);
+        /// ```
+        batch fn observe_batch(&mut self, keys, duplicates: &mut [bool]) = observe_batch_hash;
+
+        /// [`insert`](Self::insert) for each key, in order.
+        ///
+        /// ```
+        /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+        /// # use streambloom::W8;
+        /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+        /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+        /// f.insert_batch(&["a", "b"]);
+        /// assert!(f.contains("b"));
+        /// ```
+        batch fn insert_batch(&mut self, keys) = insert_batch_hash;
+
+        /// [`contains`](Self::contains) for each key: `found[i]` answers
+        /// for `keys[i]`; an error if the slices differ in length.
+        ///
+        /// ```
+        /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+        /// # use streambloom::W8;
+        /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+        /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+        /// f.insert("a");
+        /// let mut found = [false; 2];
+        /// f.contains_batch(&["a", "b"], &mut found).unwrap();
+        /// assert_eq!(found, [true, false]);
+        /// ```
+        batch fn contains_batch(&self, keys, found: &mut [bool]) = contains_batch_hash;
+    }
+
+    /// [`observe`](Self::observe) for a key already hashed to `h`.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
+    /// assert!(!f.observe_hash(5));
+    /// assert!(f.observe_hash(5));
+    /// ```
+    #[inline]
+    pub fn observe_hash(&mut self, h: u64) -> bool {
+        let engine = self.cells.engine();
+        engine.run(ObserveOne { filter: self, h })
+    }
+
+    /// [`insert`](Self::insert) for a key already hashed to `h`.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.insert_hash(8);
+    /// assert!(f.contains_hash(8));
+    /// ```
+    #[inline]
+    pub fn insert_hash(&mut self, h: u64) {
+        let engine = self.cells.engine();
+        engine.run(InsertOne { filter: self, h });
+    }
+
+    /// [`contains`](Self::contains) for a key already hashed to `h`.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert!(!f.contains_hash(3));
+    /// ```
+    #[inline]
+    pub fn contains_hash(&self, h: u64) -> bool {
+        self.cells.engine().run(ContainsOne { filter: self, h })
+    }
+
+    /// [`observe_batch`](Self::observe_batch) for keys already hashed.
+    ///
+    /// Out of cache this is the fast path: the blocks of the items
+    /// [`LOOKAHEAD`](crate::store::LOOKAHEAD) places ahead (their cells, and where
+    /// their eviction starts) are prefetched while the current item runs,
+    /// so the cache misses of a batch overlap instead of following one
+    /// another. The eviction starts are drawn ahead in item order, so the
+    /// PRNG yields the same draws as item-by-item calls.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// let mut dup = [false; 2];
+    /// f.observe_batch_hash(&[7, 7], &mut dup).unwrap();
+    /// assert_eq!(dup, [false, true]);
+    /// assert!(f.observe_batch_hash(&[7], &mut []).is_err());
+    /// ```
+    pub fn observe_batch_hash(&mut self, hashes: &[u64], duplicates: &mut [bool]) -> Result<()> {
+        Error::check_len("duplicates", hashes.len(), duplicates.len())?;
+        let engine = self.cells.engine();
+        engine.run(ObserveBatch {
+            filter: self,
+            hashes,
+            duplicates: Some(duplicates),
+        });
+        Ok(())
+    }
+
+    /// [`insert_batch`](Self::insert_batch) for keys already hashed, with
+    /// the prefetching of [`observe_batch_hash`](Self::observe_batch_hash).
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.insert_batch_hash(&[1, 2]);
+    /// assert!(f.contains_hash(1));
+    /// ```
+    pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
+        let engine = self.cells.engine();
+        engine.run(ObserveBatch {
+            filter: self,
+            hashes,
+            duplicates: None,
+        });
+    }
+
+    /// [`contains_batch`](Self::contains_batch) for keys already hashed.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.insert_hash(1);
+    /// let mut found = [false; 2];
+    /// f.contains_batch_hash(&[1, 2], &mut found).unwrap();
+    /// assert_eq!(found, [true, false]);
+    /// ```
+    pub fn contains_batch_hash(&self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
+        Error::check_len("found", hashes.len(), found.len())?;
+        self.cells.engine().run(ContainsBatch {
+            filter: self,
+            hashes,
+            found,
+        });
+        Ok(())
+    }
+
+    /// Where item `h` lives.
+    #[inline(always)]
+    fn probe(&self, h: u64) -> hash::Probe<W> {
+        hash::probe_with::<W>(self.placement(), h, self.cells.block_count(), self.params.k)
+    }
+
+    /// Whether the batch forms prefetch ([`crate::store::PREFETCH_MIN_BYTES`]).
+    fn prefetching(&self) -> bool {
+        self.cells.block_count() * Block::BYTES >= crate::store::PREFETCH_MIN_BYTES
+    }
+
+    /// Prefetches the block of item `h`.
+    #[inline(always)]
+    fn prefetch_hash(&self, h: u64) {
+        prefetch(
+            self.cells
+                .block(hash::block_of(h, self.cells.block_count())),
+        );
+    }
+
+    /// Prefetches the blocks item `h` will touch and draws its eviction
+    /// start (in item order: see [`observe_batch_hash`](Self::observe_batch_hash)).
+    #[inline(always)]
+    fn stage(&mut self, h: u64) -> usize {
+        let blocks = self.cells.block_count();
+        self.prefetch_hash(h);
+        let start = self.next_eviction();
+        // The blocks the run of `P` cells touches, wrapping at the end; past
+        // four, the run is sequential and the hardware prefetcher follows.
+        let first = start / W::CELLS;
+        let last = ((start + self.params.p - 1) / W::CELLS).min(first + 3);
+        for b in first..=last {
+            prefetch(self.cells.block(if b >= blocks { b - blocks } else { b }));
+        }
+        start
+    }
+
+    /// Observes hashed key `h` with its eviction run starting at `start`.
+    #[inline(always)]
+    fn observe_at<B: Backend>(&mut self, ops: Ops<W, B>, h: u64, start: usize) -> bool {
+        let probe = self.probe(h);
+        let duplicate = !ops.any_zero(self.cells.block(probe.block), probe.mask);
+        self.cells.dec_run_wrapping(ops, start, self.params.p);
+        ops.assign(self.cells.block_mut(probe.block), probe.mask, self.max);
+        duplicate
+    }
+
+    /// The batch loop of [`observe_batch_hash`](Self::observe_batch_hash)
+    /// and [`insert_batch_hash`](Self::insert_batch_hash), over `ops`'s
+    /// kernels: item `i`'s answer goes to `out[i]` when there is an `out`.
+    #[inline(always)]
+    fn observe_run<B: Backend>(
+        &mut self,
+        ops: Ops<W, B>,
+        hashes: &[u64],
+        mut out: Option<&mut [bool]>,
+    ) {
+        let mut answer = |i: usize, duplicate: bool| {
+            if let Some(out) = out.as_deref_mut() {
+                out[i] = duplicate;
+            }
+        };
+        if !self.prefetching() {
+            for (i, &h) in hashes.iter().enumerate() {
+                let start = self.next_eviction();
+                answer(i, self.observe_at(ops, h, start));
+            }
+            return;
+        }
+        let mut starts = [0usize; crate::store::LOOKAHEAD];
+        for (slot, &h) in starts.iter_mut().zip(hashes) {
+            *slot = self.stage(h);
+        }
+        for (i, &h) in hashes.iter().enumerate() {
+            let slot = i % crate::store::LOOKAHEAD;
+            let start = starts[slot];
+            if let Some(&ahead) = hashes.get(i + crate::store::LOOKAHEAD) {
+                starts[slot] = self.stage(ahead);
+            }
+            answer(i, self.observe_at(ops, h, start));
+        }
+    }
+
+    /// Item `h`'s query with `ops`'s kernels.
+    #[inline(always)]
+    fn contains_with<B: Backend>(&self, ops: Ops<W, B>, h: u64) -> bool {
+        let probe = self.probe(h);
+        !ops.any_zero(self.cells.block(probe.block), probe.mask)
+    }
+
+    /// Where this item's run of `P` decrements starts: a uniform random
+    /// cell (Random) or the sweep cursor, which then advances `P` (Sweep).
+    #[inline]
+    fn next_eviction(&mut self) -> usize {
+        let m = self.cells.cells();
+        match self.params.eviction {
+            Eviction::Random => self.rng.below(m as u64) as usize,
+            Eviction::Sweep => {
+                let start = self.cursor;
+                // `cursor < m` and `p <= m`, so one subtraction wraps it.
+                let next = start + self.params.p;
+                self.cursor = if next >= m { next - m } else { next };
+                start
+            }
+        }
+    }
+
+    /// Empties the filter: every cell becomes 0 and the sweep pointer goes
+    /// back to cell 0. The PRNG keeps its state.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a"));
+    /// assert_eq!(f.zero_fraction(), 1.0);
+    /// ```
+    pub fn clear(&mut self) {
+        self.cells.clear();
+        self.cursor = 0;
+    }
+
+    /// Forces the kernel implementation; [`Error::Unsupported`] if this CPU
+    /// lacks it.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::{Isa, W8};
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.set_isa(Isa::Scalar).unwrap();
+    /// assert_eq!(f.isa(), Isa::Scalar);
+    /// ```
+    pub fn set_isa(&mut self, isa: Isa) -> Result<()> {
+        self.cells.set_isa(isa)
+    }
+
+    /// The kernel implementation in use.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::{Isa, W8};
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert_eq!(f.isa(), Isa::detect());
+    /// ```
+    pub fn isa(&self) -> Isa {
+        self.cells.isa()
+    }
+
+    /// The parameters the filter was built with (`cells` as requested; see
+    /// [`cells`](Self::cells) for the effective count).
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4000, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert_eq!(f.params(), &params);
+    /// ```
+    pub fn params(&self) -> &StableParams {
+        &self.params
+    }
+
+    /// The effective cell count `m = blocks × W::CELLS`.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4000, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert_eq!(f.cells(), 4032); // 63 blocks of 64 cells
+    /// ```
+    pub fn cells(&self) -> usize {
+        self.cells.cells()
+    }
+
+    /// Bits `d` a cell uses (`Max = 2^d - 1`).
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4000, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// assert_eq!(StableBloom::<W8>::new(params, 1).unwrap().bits_per_cell(), 3);
+    /// ```
+    pub fn bits_per_cell(&self) -> u32 {
+        self.params.bits_per_cell
+    }
+
+    /// Cells `K` per item.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4000, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random };
+    /// assert_eq!(StableBloom::<W8>::new(params, 1).unwrap().k(), 3);
+    /// ```
+    pub fn k(&self) -> u32 {
+        self.params.k
+    }
+
+    /// The next cell the sweep decrements (0 for [`Eviction::Random`]):
+    /// with [`blocks`](Self::blocks), what [`restore`](Self::restore) needs.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Sweep };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// f.insert("a");
+    /// assert_eq!(f.cursor(), 4);
+    /// ```
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    /// The blocks, e.g. to write them out (and [`restore`](Self::restore)).
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Sweep };
+    /// assert_eq!(StableBloom::<W8>::new(params, 1).unwrap().blocks().len(), 64);
+    /// ```
+    pub fn blocks(&self) -> &[Block] {
+        self.cells.blocks()
+    }
+
+    /// The fraction of cells that are zero now.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// # let params = StableParams { cells: 64, bits_per_cell: 3, k: 4, p: 1, eviction: Eviction::Sweep };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
+    /// f.insert_hash(0);
+    /// assert_eq!(f.zero_fraction(), 60.0 / 64.0);
+    /// ```
+    pub fn zero_fraction(&self) -> f64 {
+        self.cells.zero_cells() as f64 / self.cells.cells() as f64
+    }
+
+    /// The expected fraction of zero cells once the filter is stable, under
+    /// distinct keys, for this filter's policy and effective `m`
+    /// ([`stable_point`](crate::analysis::stable::stable_point): the
+    /// paper's formula for `Random`, the sweep's own for `Sweep`).
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// let params = StableParams { cells: 1 << 16, bits_per_cell: 3, k: 3, p: 10, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// let z = f.stable_point();
+    /// assert!(0.0 < z && z < 1.0);
+    /// ```
+    pub fn stable_point(&self) -> f64 {
+        // The parameters were validated at construction, against this `m`.
+        self.params
+            .stable_point(self.cells.cells())
+            .unwrap_or(f64::NAN)
+    }
+
+    /// The paper's false-positive bound once stable,
+    /// `(1 - stable_point)^K`, for comparison: the blocked filter delivers
+    /// more (see the module docs and [`predicted_fpr`](Self::predicted_fpr)).
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// let params = StableParams { cells: 1 << 16, bits_per_cell: 3, k: 3, p: 10, eviction: Eviction::Random };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// let z = f.stable_point();
+    /// assert!((f.paper_false_positive_bound() - (1.0 - z) * (1.0 - z) * (1.0 - z)).abs() < 1e-12);
+    /// ```
+    pub fn paper_false_positive_bound(&self) -> f64 {
+        // The parameters were validated at construction, against this `m`.
+        self.params
+            .paper_false_positive_bound(self.cells.cells())
+            .unwrap_or(f64::NAN)
+    }
+
+    /// The false-positive rate this blocked filter delivers on distinct keys
+    /// once stable ([`blocked_fpr`](crate::analysis::stable::blocked_fpr)): exact for [`Eviction::Sweep`], an
+    /// upper bound for [`Eviction::Random`]. What the planner plans by.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// let params = StableParams { cells: 1 << 16, bits_per_cell: 3, k: 5, p: 67, eviction: Eviction::Sweep };
+    /// let f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert!(f.predicted_fpr() > f.paper_false_positive_bound());
+    /// ```
+    pub fn predicted_fpr(&self) -> f64 {
+        // The parameters were validated at construction.
+        self.params.predicted_fpr::<W>().unwrap_or(f64::NAN)
+    }
+
+    /// The probability that a key never seen hits only non-zero cells *in
+    /// the filter's current state*: the mean over blocks of
+    /// `C(c, K) / C(B, K)`, `c` the block's non-zero cells and `B = W::CELLS`
+    /// (a key picks a uniform block and `K` distinct cells of it). Unlike
+    /// [`paper_false_positive_bound`](Self::paper_false_positive_bound) it
+    /// accounts for the correlation of cells within a block. One pass over
+    /// the cells.
+    ///
+    /// ```
+    /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
+    /// # use streambloom::W8;
+    /// let params = StableParams { cells: 64, bits_per_cell: 3, k: 2, p: 1, eviction: Eviction::Sweep };
+    /// let mut f = StableBloom::<W8>::new(params, 1).unwrap();
+    /// assert_eq!(f.current_fpr(), 0.0);
+    /// // Any u64 is a valid hash, small ids included: placement remixes it.
+    /// f.insert_hash(1);
+    /// f.insert_hash(2);
+    /// assert!(f.current_fpr() > 0.0);
+    /// ```
+    pub fn current_fpr(&self) -> f64 {
+        let kernels = self.cells.kernels();
+        let blocks = self.cells.blocks();
+        let sum: f64 = (0..blocks.len())
+            .map(|b| {
+                let set = W::CELLS - kernels.zero_count(blocks, b * W::CELLS, W::CELLS);
+                (0..self.params.k as usize)
+                    .map(|j| set.saturating_sub(j) as f64 / (W::CELLS - j) as f64)
+                    .product::<f64>()
+            })
+            .sum();
+        sum / blocks.len() as f64
+    }
+}
+
+/// [`StableBloom::observe_hash`] as one [`Body`]: the whole item inlined
+/// for the engine's instruction set.
+struct ObserveOne<'a, W: Width, S, H> {
+    filter: &'a mut StableBloom<W, S, H>,
+    h: u64,
+}
+
+impl<W: Width, S: Storage, H: BuildHasher> Body for ObserveOne<'_, W, S, H> {
+    type Output = bool;
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) -> bool {
+        let start = self.filter.next_eviction();
+        self.filter.observe_at(Ops::new(backend), self.h, start)
+    }
+}
+
+/// [`StableBloom::observe_batch_hash`] (with `duplicates`) and
+/// [`StableBloom::insert_batch_hash`] (without) as one [`Body`].
+struct ObserveBatch<'a, W: Width, S, H> {
+    filter: &'a mut StableBloom<W, S, H>,
+    hashes: &'a [u64],
+    duplicates: Option<&'a mut [bool]>,
+}
+
+impl<W: Width, S: Storage, H: BuildHasher> Body for ObserveBatch<'_, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        self.filter
+            .observe_run(Ops::new(backend), self.hashes, self.duplicates);
+    }
+}
+
+/// [`StableBloom::insert_hash`] as one [`Body`].
+struct InsertOne<'a, W: Width, S, H> {
+    filter: &'a mut StableBloom<W, S, H>,
+    h: u64,
+}
+
+impl<W: Width, S: Storage, H: BuildHasher> Body for InsertOne<'_, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let ops = Ops::<W, B>::new(backend);
+        let f = self.filter;
+        let probe = f.probe(self.h);
+        let start = f.next_eviction();
+        f.cells.dec_run_wrapping(ops, start, f.params.p);
+        ops.assign(f.cells.block_mut(probe.block), probe.mask, f.max);
+    }
+}
+
+/// [`StableBloom::contains_hash`] as one [`Body`].
+struct ContainsOne<'a, W: Width, S, H> {
+    filter: &'a StableBloom<W, S, H>,
+    h: u64,
+}
+
+impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsOne<'_, W, S, H> {
+    type Output = bool;
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) -> bool {
+        self.filter.contains_with(Ops::new(backend), self.h)
+    }
+}
+
+/// [`StableBloom::contains_batch_hash`] as one [`Body`].
+struct ContainsBatch<'a, W: Width, S, H> {
+    filter: &'a StableBloom<W, S, H>,
+    hashes: &'a [u64],
+    found: &'a mut [bool],
+}
+
+impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsBatch<'_, W, S, H> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let (ops, f, hashes) = (Ops::new(backend), self.filter, self.hashes);
+        crate::filter::batch(
+            self.found,
+            hashes.len(),
+            f.prefetching(),
+            |_, i| f.prefetch_hash(hashes[i]),
+            |found, i| found[i] = f.contains_with(ops, hashes[i]),
+        );
+    }
+}
