@@ -71,8 +71,8 @@
 //! [`classic::PLACEMENT`]: crate::classic::PLACEMENT
 //! [`stable::PLACEMENT`]: crate::stable::PLACEMENT
 //! [`spectral::PLACEMENT`]: crate::spectral::PLACEMENT
-//! [`stable_point`]: crate::stable::stable_point
-//! [`blocked_fpr`]: crate::stable::blocked_fpr
+//! [`stable_point`]: crate::analysis::stable::stable_point
+//! [`blocked_fpr`]: crate::analysis::stable::blocked_fpr
 //! [`ClassicParams::predicted_fpr`]: crate::ClassicParams::predicted_fpr
 //!
 //! Every keyed operation of every filter has a `*_hash(u64)` form taking
@@ -105,6 +105,12 @@ pub use hasher::random_hasher;
 pub use hasher::{seeded_hasher, DefaultHasher, KeyHasher};
 
 /// Hashes `key` to the 64 bits every `*_hash` method takes.
+///
+/// ```
+/// use streambloom::hash::{hash_key, seeded_hasher};
+/// let h = seeded_hasher(1);
+/// assert_eq!(hash_key(&h, "a"), hash_key(&h, "a"));
+/// ```
 #[inline]
 pub fn hash_key<H: BuildHasher, K: Hash + ?Sized>(hasher: &H, key: &K) -> u64 {
     hasher.hash_one(key)
@@ -112,6 +118,12 @@ pub fn hash_key<H: BuildHasher, K: Hash + ?Sized>(hasher: &H, key: &K) -> u64 {
 
 /// A strong 64-bit finaliser (the SplitMix64 / Stafford "mix13" output
 /// function): every input bit affects every output bit.
+///
+/// ```
+/// use streambloom::hash::mix64;
+/// assert_ne!(mix64(1), mix64(2));
+/// assert_eq!(mix64(0), 0);
+/// ```
 #[inline(always)]
 pub const fn mix64(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -120,6 +132,13 @@ pub const fn mix64(mut x: u64) -> u64 {
 }
 
 /// Where an item lives: one block and the cells selected in it.
+///
+/// ```
+/// use streambloom::hash::probe;
+/// use streambloom::{Mask, W8};
+/// let p = probe::<W8>(42, 100, 5);
+/// assert!(p.block < 100 && p.mask.count() == 5);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Probe<W: Width> {
     /// Index of the block.
@@ -229,6 +248,15 @@ pub fn cells_of<W: Width>(h: u64, k: u32) -> W::Mask {
 /// All but `Distinct` compute the `k` cells independently, with no
 /// data-dependent branch. The module docs say which filter uses which, and
 /// why.
+///
+/// ```
+/// use streambloom::hash::Placement;
+/// use streambloom::{Mask, W8};
+/// for p in Placement::ALL {
+///     let cells = p.cells::<W8>(99, 4).count();
+///     assert!(cells <= 4 && (cells == 4 || p == Placement::Collapsing));
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Placement {
     /// `k` distinct cells by rejection sampling ([`cells_of`]).
@@ -248,6 +276,10 @@ pub enum Placement {
 
 impl Placement {
     /// Every scheme, for comparisons.
+    ///
+    /// ```
+    /// assert_eq!(streambloom::hash::Placement::ALL.len(), 5);
+    /// ```
     pub const ALL: [Placement; 5] = [
         Placement::Distinct,
         Placement::Floyd,

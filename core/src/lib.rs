@@ -1,12 +1,73 @@
 //! streambloom: Bloom filters for unbounded streams, `no_std`, on
 //! cache-line-blocked cells with SIMD kernels chosen at run time.
 //!
-//! Features: `alloc` (owned storage, windows; ahash as the default
-//! hasher), `std` (default: `alloc`, random seeds). Without them nothing
-//! needs an allocator: filters live in caller-provided blocks and
+//! # Which filter for which job
+//!
+//! | the job | the filter | what it answers | its errors |
+//! |---|---|---|---|
+//! | "have I seen this key?" over a set that only grows | [`Classic`] | [`insert`](Classic::insert) (check-and-set), [`contains`](Classic::contains) | false positives at [`Classic::predicted_fpr`] |
+//! | "is this a duplicate?" over an endless stream, in fixed memory | [`StableBloom`] | [`observe`](StableBloom::observe) | false positives *and* false negatives, both bounded and stable ([`stable`] module docs); [`Eviction::Sweep`] never forgets within a window |
+//! | "how often has this key occurred?" | [`Spectral`] with [`MinimumSelection`] (deletions), [`MinimalIncrease`] (fewer errors, no deletions) or [`RecurringMinimum`] | [`estimate`](Spectral::estimate), [`at_least`](Spectral::at_least), [`union`](Spectral::union), [`join`](Spectral::join) | over-estimates only (see each policy) |
+//! | counts over the last `W` items; counts of value ranges | [`spectral::SlidingWindow`], [`spectral::RangeTree`] | as [`Spectral`] | as [`Spectral`] |
+//!
+//! # Choosing parameters
+//!
+//! Every filter is built from a params type, and every params type has a
+//! planner that states what it promises:
+//!
+//! - [`Classic::plan`]`(n, target_fpr, seed)`: the smallest filter for `n`
+//!   keys at that false-positive rate ([`ClassicParams::plan`]).
+//! - [`StableBloom::plan`]`(memory_bytes, target_fpr, eviction, seed)`: `d`,
+//!   `K` and `P` for that memory, meeting the rate with the longest memory
+//!   of past items ([`StableParams::plan`]); or fix `d` and `K` and let
+//!   [`StableParams::with_smallest_p`] pick `P`.
+//! - [`SpectralParams`]`::new(counters, k)`: with `n` distinct keys, about
+//!   `1.44·n·k` counters keep the Bloom error near its optimum (the
+//!   [`spectral`] module docs).
+//!
+//! ```
+//! use streambloom::{Classic, Eviction, StableBloom, W8};
+//! let mut seen = Classic::plan(10_000, 0.01, 7)?;
+//! assert!(!seen.insert("a") && seen.insert("a"));
+//! let mut dedup = StableBloom::<W8>::plan(1 << 20, 0.01, Eviction::Sweep, 7)?;
+//! assert!(!dedup.observe("a") && dedup.observe("a"));
+//! # Ok::<(), streambloom::Error>(())
+//! ```
+//!
+//! # One shape for every filter
+//!
+//! Each filter is built by `new(params, seed)`, `with_hasher(params,
+//! hasher)`, `new_random(params)` (`std`: secret seeds, for keys others
+//! choose), `with_storage(params, storage, hasher)` (a caller's blocks,
+//! zeroed: no allocator needed) or `restore(params, storage, hasher, ..)`
+//! (a caller's blocks adopted as they are: a saved filter). Each hot
+//! operation comes keyed (`insert(&key)`), pre-hashed (`insert_hash(h)`,
+//! with [`hash`](Classic::hash) or any `u64`), and in batch forms of both
+//! (`insert_batch(&keys)`, `insert_batch_hash(&hashes)`), which prefetch
+//! out of cache and give the same answers. Batches that answer write to an
+//! output slice and return [`Result`]; bad input is an [`Error`] naming the
+//! parameter, the value given and what is allowed, never a panic.
+//!
+//! # Modules
+//!
+//! - [`classic`], [`stable`], [`spectral`]: the filters, their params and
+//!   planners.
+//! - [`analysis`]: the papers' formulas and this crate's models of the
+//!   blocked filters, which the planners plan by.
+//! - [`hash`]: hashing a key once, and placing its cells in a block.
+//! - [`store`]: where a filter keeps its blocks ([`Storage`]), and the
+//!   batch constants.
+//! - [`rng`]: the seeded PRNG of the filters' random choices.
+//!
+//! # Features
+//!
+//! `alloc` (owned storage, windows; ahash as the default hasher), `std`
+//! (default: `alloc`, random seeds). Without them nothing needs an
+//! allocator: filters live in caller-provided blocks and
 //! [`hash::DefaultHasher`] is foldhash.
 #![no_std]
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

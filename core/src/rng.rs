@@ -6,16 +6,36 @@ use rand_core::{Rng as _, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// A seeded pseudo-random generator. Not cryptographic.
+///
+/// ```
+/// use streambloom::rng::Rng;
+/// let (mut a, mut b) = (Rng::new(7), Rng::new(7));
+/// assert_eq!(a.next_u64(), b.next_u64());
+/// assert!(a.below(10) < 10);
+/// let u = a.unit();
+/// assert!((0.0..1.0).contains(&u));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rng(Xoshiro256PlusPlus);
 
 impl Rng {
     /// A generator whose whole stream is fixed by `seed`.
+    ///
+    /// ```
+    /// # use streambloom::rng::Rng;
+    /// assert_eq!(Rng::new(1), Rng::new(1));
+    /// ```
     pub fn new(seed: u64) -> Rng {
         Rng(Xoshiro256PlusPlus::seed_from_u64(seed))
     }
 
     /// The next 64 random bits.
+    ///
+    /// ```
+    /// # use streambloom::rng::Rng;
+    /// let mut r = Rng::new(1);
+    /// assert_ne!(r.next_u64(), r.next_u64());
+    /// ```
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.0.next_u64()
@@ -23,12 +43,25 @@ impl Rng {
 
     /// A uniform integer in `0..n` (0 when `n == 0`), by Lemire's
     /// multiply-shift: no division, a bias below `n / 2^64`.
+    ///
+    /// ```
+    /// # use streambloom::rng::Rng;
+    /// let mut r = Rng::new(1);
+    /// assert!((0..100).all(|_| r.below(6) < 6));
+    /// assert_eq!(r.below(0), 0);
+    /// ```
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 
     /// A uniform float in `[0, 1)` with 53 random bits.
+    ///
+    /// ```
+    /// # use streambloom::rng::Rng;
+    /// let mut r = Rng::new(1);
+    /// assert!((0..100).all(|_| (0.0..1.0).contains(&r.unit())));
+    /// ```
     #[inline]
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)

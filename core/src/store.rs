@@ -12,28 +12,50 @@
 //! numbering.
 
 use crate::{Error, Result};
-use streambloom_kernels::{cell, set_cell, Backend, Block, Engine, Isa, Kernels, Ops, Width};
+#[cfg(test)]
+use streambloom_kernels::set_cell;
+use streambloom_kernels::{cell, Backend, Block, Engine, Isa, Kernels, Ops, Width};
 
 /// How many items the `*_batch` operations prefetch ahead of the one they
 /// work on: enough to cover a DRAM miss (~100 ns) at a few ns per item.
-/// (Measured on Zen 3 at 64 MiB: 16 and 32 ahead ran alike.)
+/// (Chosen by measurement: the README's "Measured" section.)
+///
+/// ```
+/// assert!(streambloom::store::LOOKAHEAD >= 8);
+/// ```
 pub const LOOKAHEAD: usize = 16;
 
 /// The smallest filter (in bytes of blocks) for which the `*_batch`
 /// operations prefetch: below it the blocks sit in the L2 cache, where a
-/// prefetch only adds work. Measured on Zen 3 (512 KiB of L2 a core,
-/// `streambloom-bench latency --sizes 16K,1M`): prefetching made the
-/// Stable batch about 7 ns per item slower than item-by-item calls at
-/// 16 KiB and no slower at 1 MiB, and the Spectral batch 0.2–2.5 ns slower at
-/// 16 KiB and faster at 1 MiB.
+/// prefetch only adds work (half the L2 of the Zen 3 it was measured on;
+/// the figures are in the README's "Measured" section).
+///
+/// ```
+/// use streambloom::store::PREFETCH_MIN_BYTES;
+/// assert_eq!(PREFETCH_MIN_BYTES, 256 * 1024);
+/// ```
 pub const PREFETCH_MIN_BYTES: usize = 256 * 1024;
 
-/// Memory a filter can keep its blocks in.
+/// Memory a filter can keep its blocks in: anything that lends a slice of
+/// blocks, owned or borrowed.
+///
+/// ```
+/// use streambloom::store::Storage;
+/// use streambloom::Block;
+/// fn blocks<S: Storage>(s: &S) -> usize { s.as_ref().len() }
+/// assert_eq!(blocks(&[Block::ZERO; 4]), 4);
+/// assert_eq!(blocks(&vec![Block::ZERO; 2]), 2);
+/// ```
 pub trait Storage: AsRef<[Block]> + AsMut<[Block]> {}
 impl<S: AsRef<[Block]> + AsMut<[Block]>> Storage for S {}
 
 /// The storage a filter owns when none is given: a `Vec` of blocks with
 /// `alloc`, else a `'static` buffer the caller lends.
+///
+/// ```
+/// let owned: streambloom::store::DefaultStorage = vec![streambloom::Block::ZERO; 2];
+/// assert_eq!(owned.len(), 2);
+/// ```
 #[cfg(feature = "alloc")]
 pub type DefaultStorage = alloc::vec::Vec<Block>;
 /// The storage a filter owns when none is given: a `Vec` of blocks with
@@ -97,7 +119,7 @@ pub(crate) fn blocks_named<W: Width>(cells: usize, name: &'static str) -> Result
 /// works on them (an [`Engine`]: hot loops run through
 /// [`Engine::run`], compiled once per instruction set).
 #[derive(Clone)]
-pub struct Cells<W: Width, S> {
+pub(crate) struct Cells<W: Width, S> {
     blocks: S,
     engine: Engine,
     width: core::marker::PhantomData<W>,
@@ -201,6 +223,7 @@ impl<W: Width, S: Storage> Cells<W, S> {
     }
 
     /// Sets cell `i` to `v` (saturated to `W::MAX`); an error past the end.
+    #[cfg(test)]
     pub fn set(&mut self, i: usize, v: u32) -> Result<()> {
         let b = self
             .blocks
@@ -235,11 +258,6 @@ impl<W: Width, S: Storage> Cells<W, S> {
     /// Sets every cell to 0.
     pub fn clear(&mut self) {
         self.blocks.as_mut().fill(Block::ZERO);
-    }
-
-    /// Gives the storage back.
-    pub fn into_inner(self) -> S {
-        self.blocks
     }
 }
 

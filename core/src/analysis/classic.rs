@@ -16,8 +16,18 @@ pub(crate) fn block_fpr(i: f64, k: u32) -> f64 {
     libm::pow(1.0 - clear, f64::from(k))
 }
 
-/// The Poisson mixture of [`ClassicParams::predicted_fpr`]: `E[f_b]` over
-/// block loads.
+/// The false-positive rate of a blocked one-bit filter of `blocks` blocks
+/// after `n` distinct items of `k` bits each (`k <= 512`), the Poisson
+/// mixture over block loads that
+/// [`ClassicParams::predicted_fpr`](crate::classic::ClassicParams::predicted_fpr)
+/// documents: `E[f_b]`, 1 for `k = 0`.
+///
+/// ```
+/// use streambloom::analysis::classic::blocked_fpr;
+/// let blocked = blocked_fpr(2048, 7, 100_000.0);
+/// let unblocked = libm::pow(1.0 - libm::exp(-7.0 * 100_000.0 / (2048.0 * 512.0)), 7.0);
+/// assert!(blocked > unblocked && blocked < 1.5 * unblocked);
+/// ```
 pub fn blocked_fpr(blocks: usize, k: u32, n: f64) -> f64 {
     // With no bits, every query is a hit (and the early exit below, which
     // bounds the sum's work, would never fire).

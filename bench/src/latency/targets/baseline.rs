@@ -2,8 +2,8 @@
 //! filter (`probe-set`) and the memory limit (`line-rmw`).
 
 use streambloom::hash;
-use streambloom::store::Cells;
 use streambloom::{Block, Isa, Width, W8};
+use streambloom_kernels::Kernels;
 
 use super::{Target, K};
 
@@ -37,23 +37,30 @@ pub fn targets() -> Vec<Target> {
 /// block, then set them to the maximum, through the kernel table of one
 /// [`Isa`] (what a Stable Bloom filter's observe does, less the eviction).
 struct ProbeSet {
-    cells: Cells<W8, Vec<Block>>,
+    blocks: Vec<Block>,
+    kernels: &'static Kernels<W8>,
 }
 
 impl ProbeSet {
     fn new(bytes: usize, isa: Isa) -> Result<ProbeSet, String> {
         let blocks = bytes / Block::BYTES;
-        let mut cells = Cells::new(vec![Block::ZERO; blocks], blocks).map_err(|e| e.to_string())?;
-        cells.set_isa(isa).map_err(|e| e.to_string())?;
-        Ok(ProbeSet { cells })
+        if blocks == 0 {
+            return Err(format!("{bytes} bytes hold no block"));
+        }
+        let kernels =
+            Kernels::for_isa(isa).ok_or_else(|| format!("{} is not available", isa.name()))?;
+        Ok(ProbeSet {
+            blocks: vec![Block::ZERO; blocks],
+            kernels,
+        })
     }
 
     /// Whether every cell of `h` was set before (then sets them all).
     #[inline(always)]
     fn op(&mut self, h: u64) -> bool {
-        let probe = hash::probe::<W8>(h, self.cells.block_count(), K);
-        let kernels = self.cells.kernels();
-        let block = self.cells.block_mut(probe.block);
+        let probe = hash::probe::<W8>(h, self.blocks.len(), K);
+        let kernels = self.kernels;
+        let block = &mut self.blocks[probe.block];
         let seen = !kernels.any_zero(block, probe.mask);
         kernels.assign(block, probe.mask, W8::MAX);
         seen

@@ -13,6 +13,11 @@
 use crate::MinCount;
 
 /// A counter table of a filter.
+///
+/// ```
+/// use streambloom::spectral::Table;
+/// assert_ne!(Table::Primary, Table::Secondary);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Table {
     /// The primary counters.
@@ -22,6 +27,51 @@ pub enum Table {
 }
 
 /// Read access to a filter's counters, item by item.
+///
+/// A store implements it (and [`CountersMut`]) to run the policies. A
+/// plain, unblocked store of one table, as an example:
+///
+/// ```
+/// use streambloom::spectral::{Counters, CountersMut, MinimalIncrease, Policy, Table};
+/// use streambloom::MinCount;
+///
+/// /// One table of counters, an item's `k` at `h + i` (mod the length).
+/// struct Plain(Vec<u32>);
+/// impl Plain {
+///     fn at(&self, h: u64) -> impl Iterator<Item = usize> + '_ {
+///         (0..3).map(move |i| (h as usize + i) % self.0.len())
+///     }
+/// }
+/// impl Counters for Plain {
+///     fn min_count(&self, _: Table, h: u64) -> MinCount {
+///         let min = self.at(h).map(|i| self.0[i]).min().unwrap();
+///         let count = self.at(h).filter(|&i| self.0[i] == min).count() as u32;
+///         MinCount { min, count }
+///     }
+///     fn marked(&self, _: u64) -> bool { false }
+///     fn each_primary(&self, h: u64, mut f: impl FnMut(usize, u32) -> bool) {
+///         for i in self.at(h) { if !f(i, self.0[i]) { break } }
+///     }
+/// }
+/// impl CountersMut for Plain {
+///     fn add(&mut self, _: Table, h: u64, r: u32) {
+///         for i in self.at(h).collect::<Vec<_>>() { self.0[i] = self.0[i].saturating_add(r) }
+///     }
+///     fn sub(&mut self, _: Table, h: u64, r: u32) {
+///         for i in self.at(h).collect::<Vec<_>>() { self.0[i] = self.0[i].saturating_sub(r) }
+///     }
+///     fn raise_to(&mut self, _: Table, h: u64, v: u32) {
+///         for i in self.at(h).collect::<Vec<_>>() { self.0[i] = self.0[i].max(v) }
+///     }
+///     fn mark(&mut self, _: u64) {}
+/// }
+///
+/// let mut store = Plain(vec![0; 64]);
+/// let mut mi = MinimalIncrease;
+/// mi.insert(&mut store, 7, 2);
+/// mi.insert(&mut store, 8, 1);
+/// assert_eq!(mi.estimate(&store, 7), 2);
+/// ```
 pub trait Counters {
     /// The smallest of the item's counters in `table` and how many of its
     /// (distinct) counters hold it.
@@ -38,7 +88,11 @@ pub trait Counters {
 }
 
 /// Write access to a filter's counters: every update saturates at 0 and at
-/// the counters' maximum, never wraps.
+/// the counters' maximum, never wraps. (The example is on [`Counters`].)
+///
+/// ```
+/// fn takes_a_store<C: streambloom::spectral::CountersMut>(_: &mut C) {}
+/// ```
 pub trait CountersMut: Counters {
     /// Adds `r` to each of the item's counters in `table`.
     fn add(&mut self, table: Table, h: u64, r: u32);

@@ -1,6 +1,6 @@
 //! **Spectral Bloom filters**: approximate counts of the items of a
 //! multiset (Cohen and Matias, *Spectral Bloom Filters*, SIGMOD 2003, and its
-//! technical report, in `spectral-bloom-filters-report.txt`).
+//! technical report of the same title, which the section numbers cite).
 //!
 //! A Spectral filter keeps `m` saturating counters; an item `x` owns `k` of
 //! them, all in one 64-byte block (blocked hashing, see [`crate::hash`]).

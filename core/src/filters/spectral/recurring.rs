@@ -86,6 +86,16 @@ use alloc::collections::BTreeMap;
 /// two together use `m` as in §6.1. [`RecurringMinimum::with_secondary`]
 /// sets the secondary's share explicitly. `B_f` is extra memory, in bits
 /// ([`RecurringMinimum::with_marker`]); the paper sizes it at `m` bits.
+///
+/// ```
+/// use streambloom::spectral::{RecurringMinimum, Spectral, SpectralParams};
+/// let policy = RecurringMinimum::new().with_marker(1 << 14);
+/// let mut f = Spectral::<RecurringMinimum>::new(SpectralParams { counters: 3000, k: 4, policy }, 1)?;
+/// f.insert_n("a", 3);
+/// f.remove("a");
+/// assert_eq!(f.estimate("a"), 2);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecurringMinimum {
     secondary: Option<usize>,
@@ -146,11 +156,22 @@ impl RecurringMinimum {
     }
 
     /// Whether the marker filter `B_f` is on.
+    ///
+    /// ```
+    /// use streambloom::spectral::RecurringMinimum;
+    /// assert!(!RecurringMinimum::new().has_marker());
+    /// assert!(RecurringMinimum::new().with_marker(1024).has_marker());
+    /// ```
     pub fn has_marker(&self) -> bool {
         self.marker_bits > 0
     }
 
     /// Whether the Trapping variant is on.
+    ///
+    /// ```
+    /// use streambloom::spectral::RecurringMinimum;
+    /// assert!(RecurringMinimum::new().with_trapping().is_trapping());
+    /// ```
     pub fn is_trapping(&self) -> bool {
         #[cfg(feature = "alloc")]
         {

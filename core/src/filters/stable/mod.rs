@@ -3,7 +3,8 @@
 //!
 //! Deng & Rafiei, *Approximately detecting duplicates for streaming data
 //! using stable Bloom filters* (SIGMOD 2006), as summarized in
-//! `importance-aware-bloom-filter.txt` §II.A.
+//! Kulkarni, Boraskar, Gabale and Kulkarni, *Importance-aware Bloom
+//! Filter for Set Membership Queries in Streaming Data*, §II.A.
 //!
 //! # What it does
 //!

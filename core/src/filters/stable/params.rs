@@ -123,10 +123,18 @@ impl StableParams {
     }
 
     /// The paper's false-positive bound `(1 - stable_point)^K` for `m`
-    /// cells (Deng & Rafiei §4, as summarized in importance-aware-bloom-filter.txt
-    /// §II.A), kept for comparison. It treats an item's `K` cells as
-    /// independent; in the blocked layout they are not, and the filter
-    /// delivers more: use [`predicted_fpr`](Self::predicted_fpr).
+    /// cells (Deng & Rafiei §4, as summarized in the Importance-aware
+    /// Bloom Filter paper, §II.A), kept for comparison. It treats an item's
+    /// `K` cells as independent; in the blocked layout they are not, and
+    /// the filter delivers more: use [`predicted_fpr`](Self::predicted_fpr).
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, StableParams};
+    /// let p = StableParams { cells: 1 << 16, bits_per_cell: 3, k: 5, p: 67, eviction: Eviction::Random };
+    /// let z = p.stable_point(1 << 16)?;
+    /// assert!((p.paper_false_positive_bound(1 << 16)? - libm::pow(1.0 - z, 5.0)).abs() < 1e-12);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
     pub fn paper_false_positive_bound(&self, m: usize) -> Result<f64> {
         Ok(libm::pow(1.0 - self.stable_point(m)?, f64::from(self.k)))
     }
