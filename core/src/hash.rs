@@ -16,41 +16,10 @@
 //!   no data-dependent branch, and `k <= 8` is specialized at compile time.
 //!
 //! **The choice.** At equal memory, the fastest scheme whose accuracy is
-//! within 5 % of the best one's. Accuracy, one run of
-//! `cargo test --release -p streambloom --lib report_placement -- --ignored --nocapture`
-//! (mean ± standard error over runs; `Distinct` is the rejection sampling
-//! used before, and `Floyd` draws from the same law, so it matches it
-//! within noise):
-//!
-//! | filter, setting | Distinct | Sectorized | SplitBlock | Collapsing |
-//! |---|---|---|---|---|
-//! | Classic 2^20 bits, k = 7, FPR at n = 100 000 | 0.00777 | +2.3 % | +0.5 % | +1.2 % |
-//! | same, n = 150 000 | 0.0438 | +1.4 % | +1.3 % | −0.0 % |
-//! | Stable W8 d 3 K 5 P 67 Random, FPR | 0.0224 | +5.3 % | +8.3 % | +3.6 % |
-//! | same, Sweep | 0.0154 | +13 % | +13 % | +6.0 % |
-//! | Stable W4 d 3 K 3 P 86 Random / Sweep, FPR | 0.0123 / 0.0098 | +1.6 / +5.5 % | +1.4 / +4.1 % | +5.0 / +6.0 % |
-//! | Stable W16 d 4 K 6 P 64 Random, FPR (zero fraction vs `stable_point` 0.261) | 0.247 (0.260) | +3.2 % (0.262) | +3.0 % (0.260) | −6.8 % (0.287) |
-//! | Spectral error ratio, γ = 0.7, MS / MI / RM, W8 | 0.083 / 0.068 / 0.128 | +6 / +5 / +1 % | +6 / +5 / +2 % | +1 / +1 / −1 % |
-//! | same, W16 | 0.060 / 0.040 / 0.111 | +14 / +15 / +12 % | +13 / +16 / +12 % | +0 / +3 / −5 % |
-//! | same, W32 | 0.092 / 0.066 / 0.160 | +19 / +25 / +15 % | +21 / +27 / +18 % | −8 / −8 / −12 % |
-//! | same, γ = 1.0, W32 | 0.184 / 0.140 / 0.339 | +12 / +14 / +5 % | +13 / +17 / +7 % | −9 / −10 / −14 % |
-//!
-//! Floyd, same run: Classic 0.00768 / 0.0439; Stable W8 Random / Sweep
-//! 0.0224 / 0.0155, zero fraction 0.6041 against `stable_point` 0.6042;
-//! Spectral W32 γ = 0.7 MS / MI / RM 0.094 / 0.069 / 0.160.
-//! (Standard errors: 0.5–1 % of the value for Classic, 1–2 % for Stable,
-//! 1.5–2.5 % for Spectral.) In-cache cost of an insert at 16 KiB, ns per
-//! item, two runs of `cargo test --release -p streambloom --lib
-//! report_placement_speed -- --ignored --nocapture` on a loaded 2-core
-//! Zen 3 (load 3; noisy):
-//!
-//! | scheme | Classic k = 7 | Stable W8 K = 5 observe | Spectral MS W32 | MS W8 |
-//! |---|---|---|---|---|
-//! | Distinct | 88.7 / 82.3 | 23.5 / 22.9 | 20.5 / 21.0 | 14.9 / 14.0 |
-//! | Floyd | 164 / 143 | 19.9 / 19.6 | 10.9 / 10.9 | 14.6 / 10.7 |
-//! | Sectorized | 74.3 / 60.5 | 27.2 / 23.1 | 14.0 / 13.9 | 14.7 / 14.7 |
-//! | SplitBlock | 67.1 / 56.2 | 28.6 / 20.5 | 17.3 / 12.0 | 16.4 / 16.3 |
-//! | Collapsing | 133 / 161 | 22.8 / 18.6 | 9.7 / 13.8 | 13.5 / 14.0 |
+//! within 5 % of the best one's. The accuracy and speed of every scheme
+//! for every filter, with the commands that measure them
+//! (`report_placement`, `report_placement_speed`), are in the README's
+//! "Measured" section; in short:
 //!
 //! - **Spectral: collapsing repeats.** The most accurate everywhere (8–14 %
 //!   fewer errors than distinct draws at W32, where sectors of 3–4 counters
