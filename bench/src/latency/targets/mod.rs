@@ -8,6 +8,7 @@
 //! `--target` selects among them.
 
 mod baseline;
+mod classic;
 mod spectral;
 mod stable;
 
@@ -38,7 +39,13 @@ pub struct Target {
 
 /// Every target, in report order.
 pub fn all() -> Vec<Target> {
-    [baseline::targets(), stable::targets(), spectral::targets()].concat()
+    [
+        baseline::targets(),
+        classic::targets(),
+        stable::targets(),
+        spectral::targets(),
+    ]
+    .concat()
 }
 
 #[cfg(test)]

@@ -1,0 +1,78 @@
+//! `Classic` targets: insert and contains, item by item and in batches.
+
+use std::hint::black_box;
+
+use streambloom::classic::{Classic, ClassicParams};
+use streambloom::Isa;
+
+use super::super::sampler::{BATCH, SEED};
+use super::{Target, K};
+
+/// The classic (one-bit, blocked) Bloom filter targets.
+pub fn targets() -> Vec<Target> {
+    vec![
+        Target {
+            name: "classic-insert",
+            about: "Classic::insert_hash (check-and-set), k = 5 bits of one block",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = classic(bytes, isa)?;
+                plan.measure(bytes, |h| f.insert_hash(h))
+            },
+        },
+        Target {
+            name: "classic-contains",
+            about: "Classic::contains_hash, k = 5, on a filter loaded to half its bits set",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let f = loaded(bytes, isa)?;
+                plan.measure(bytes, |h| f.contains_hash(h))
+            },
+        },
+        Target {
+            name: "classic-insert-batch",
+            about: "classic-insert through insert_batch_hash, 64 items a call",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = classic(bytes, isa)?;
+                plan.measure_batches(bytes, |batch| f.insert_batch_hash(batch))
+            },
+        },
+        Target {
+            name: "classic-contains-batch",
+            about: "classic-contains through contains_batch_hash, 64 items a call",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let f = loaded(bytes, isa)?;
+                let mut found = [false; BATCH];
+                plan.measure_batches(bytes, |batch| {
+                    // Equal lengths: the call cannot fail.
+                    let _ = f.contains_batch_hash(batch, &mut found);
+                    black_box(&found);
+                })
+            },
+        },
+    ]
+}
+
+/// The filter measured: `bytes` of bits, k = 5.
+fn classic(bytes: usize, isa: Isa) -> Result<Classic, String> {
+    let params = ClassicParams {
+        cells: bytes * 8,
+        k: K,
+    };
+    let mut f = Classic::new(params, SEED).map_err(|e| e.to_string())?;
+    f.set_isa(isa).map_err(|e| e.to_string())?;
+    Ok(f)
+}
+
+/// [`classic`] with `m·ln 2 / k` items inserted: half the bits set, the
+/// optimal load.
+fn loaded(bytes: usize, isa: Isa) -> Result<Classic, String> {
+    let mut f = classic(bytes, isa)?;
+    let items = (bytes as f64 * 8.0 * std::f64::consts::LN_2 / f64::from(K)) as u64;
+    (0..items).for_each(|i| {
+        f.insert_hash(streambloom::hash::mix64(i));
+    });
+    Ok(f)
+}
