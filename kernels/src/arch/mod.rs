@@ -2,6 +2,7 @@
 //! the path says which instructions a file uses.
 
 pub mod all;
+pub(crate) mod generic;
 pub(crate) mod portable;
 
 #[cfg(target_arch = "x86_64")]

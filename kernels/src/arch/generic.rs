@@ -1,0 +1,535 @@
+//! The kernels written once, over a small [`Vector`] trait, and stamped per
+//! instruction set: memchr's `arch/generic` and simdutf8's "written once,
+//! stamped per ISA".
+//!
+//! A backend is a zero-sized token type implementing [`Vector`]: a vector of
+//! [`Vector::BYTES`] bytes and a few `#[inline(always)]` lane operations (8-,
+//! 16- or 32-bit lanes, picked by a [`Lane`] that is a constant after
+//! inlining). [`stamp!`] instantiates the kernels below inside one
+//! `#[target_feature]` function per kernel and width, so every trait method
+//! inlines into code compiled for the backend's instructions, and builds the
+//! backend's `TABLE_Wn` constants from them (the slots it does not list, and
+//! every slot of 1- and 2-bit cells, keep the scalar reference).
+//!
+//! **Cells as lanes.** 8-, 16- and 32-bit cells are lanes. 4-bit cells are
+//! two byte-lane *planes* handled in place: the low nibbles (`byte & 0x0f`)
+//! and the high nibbles (`byte & 0xf0`, values in steps of 16), each with its
+//! own selection ([`Vector::select_nibbles`]). In place, `max`, saturating
+//! subtract and blend need no shift, and a saturating add is clipped to the
+//! plane's top (`0x0f` or `0xf0`).
+//!
+//! **Select kernels.** A mask becomes a selection per vector
+//! ([`Vector::select`]: lanes of all ones on AVX2, `wide` and NEON, the mask
+//! register itself on AVX-512) and every update is branch-free over the
+//! block: `max(c, v & sel)`, `c +sat (v & sel)`, `c -sat (v & sel)` (or the
+//! masked instruction, where a backend has one), a blend for `assign`.
+//! `any_zero` of lane cells needs no selection: the bitmap of zero lanes is
+//! tested against the mask. `min_count` fills unselected lanes with ones,
+//! takes the vertical then the horizontal minimum, and counts the selected
+//! lanes equal to it.
+//!
+//! **Runs.** A run is a contiguous byte range of the blocks. Full vectors are
+//! one load, one operation, one store; the last partial vector is one vector
+//! too, inside the blocks (a window selects the run's lanes), so a run costs
+//! `ceil(bytes / BYTES)` steps and no scalar loop. An odd nibble at either
+//! end of a 4-bit run is done by the scalar reference. Operands above
+//! `W::MAX` are clamped to it first, which is the reference's saturation.
+
+use crate::arch::all;
+use crate::{Block, Mask, MinCount, Width};
+
+/// A lane width of a vector operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// 8-bit lanes (8-bit cells, and the nibble planes of 4-bit cells).
+    U8,
+    /// 16-bit lanes.
+    U16,
+    /// 32-bit lanes.
+    U32,
+}
+
+impl Lane {
+    /// The lanes that hold cells of width `W` (4-bit cells are in bytes).
+    #[inline(always)]
+    pub(crate) const fn of<W: Width>() -> Lane {
+        match W::BITS {
+            32 => Lane::U32,
+            16 => Lane::U16,
+            _ => Lane::U8,
+        }
+    }
+
+    /// Bytes per lane.
+    #[inline(always)]
+    pub(crate) const fn bytes(self) -> usize {
+        match self {
+            Lane::U8 => 1,
+            Lane::U16 => 2,
+            Lane::U32 => 4,
+        }
+    }
+}
+
+/// One backend's vector and the operations the kernels need, each
+/// `#[inline(always)]`. Implemented by a zero-sized token that only code
+/// compiled for the backend's instructions creates, so the methods are safe.
+///
+/// Cells are little-endian in memory: `load` and `store` convert lanes of
+/// `l` to and from native order (a no-op on little-endian targets).
+pub(crate) trait Vector: Copy {
+    /// A vector register.
+    type V: Copy;
+    /// A selection of lanes: a vector of all-ones lanes, or a mask register.
+    type Sel: Copy;
+    /// Bytes per vector (16, 32 or 64).
+    const BYTES: usize;
+
+    /// The vector at `bytes[at..at + BYTES]`.
+    fn load(self, l: Lane, bytes: &[u8], at: usize) -> Self::V;
+    /// Writes `v` to `bytes[at..at + BYTES]`.
+    fn store(self, l: Lane, bytes: &mut [u8], at: usize, v: Self::V);
+    /// Every lane `v` (`v` fits a lane).
+    fn splat(self, l: Lane, v: u32) -> Self::V;
+    /// Bitwise and.
+    fn and(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Bitwise or.
+    fn or(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Unsigned lane minimum.
+    fn min(self, l: Lane, a: Self::V, b: Self::V) -> Self::V;
+    /// Unsigned lane maximum.
+    fn max(self, l: Lane, a: Self::V, b: Self::V) -> Self::V;
+    /// Saturating unsigned add.
+    fn adds(self, l: Lane, a: Self::V, b: Self::V) -> Self::V;
+    /// Saturating unsigned subtract.
+    fn subs(self, l: Lane, a: Self::V, b: Self::V) -> Self::V;
+    /// The lanes where `a` equals `b`.
+    fn eq(self, l: Lane, a: Self::V, b: Self::V) -> Self::Sel;
+    /// The lanes selected by both.
+    fn both(self, a: Self::Sel, b: Self::Sel) -> Self::Sel;
+    /// Bit `i` set where lane `i` is selected (no bits above the lanes).
+    fn bits(self, l: Lane, s: Self::Sel) -> u64;
+    /// Lane `i` selected where bit `i` of `bits` is set (higher bits ignored).
+    fn select(self, l: Lane, bits: u64) -> Self::Sel;
+    /// `v` in the selected lanes, zero in the others.
+    fn masked(self, l: Lane, v: Self::V, s: Self::Sel) -> Self::V;
+    /// `v` in the selected lanes, `x` in the others.
+    fn blend(self, l: Lane, x: Self::V, s: Self::Sel, v: Self::V) -> Self::V;
+    /// `x` in the selected lanes, all ones in the others.
+    fn fill_unselected(self, l: Lane, x: Self::V, s: Self::Sel) -> Self::V;
+    /// The minimum lane.
+    fn hmin(self, l: Lane, v: Self::V) -> u32;
+
+    /// The byte lanes of vector `j` of a block whose low nibble (`[0]`) or
+    /// high nibble (`[1]`) is selected by the 4-bit-cell `mask`.
+    #[inline(always)]
+    fn select_nibbles(self, mask: [u64; 2], j: usize) -> [Self::Sel; 2] {
+        let bit = 2 * Self::BYTES * j;
+        let word = mask[bit / 64] >> (bit % 64);
+        [
+            self.select(Lane::U8, even_bits(word)),
+            self.select(Lane::U8, even_bits(word >> 1)),
+        ]
+    }
+    /// The selected lanes among those inside bytes `lo..hi` of the vector.
+    #[inline(always)]
+    fn count(self, l: Lane, s: Self::Sel, lo: usize, hi: usize) -> u32 {
+        let b = l.bytes();
+        (self.bits(l, s) & range(lo / b, hi / b)).count_ones()
+    }
+    /// Byte lanes `lo..hi`, where `lo == 0` or `hi == BYTES`.
+    #[inline(always)]
+    fn window(self, lo: usize, hi: usize) -> Self::Sel {
+        let at = if lo == 0 { 128 - hi } else { 64 - lo };
+        let w = self.load(Lane::U8, &WINDOW, at);
+        self.eq(Lane::U8, w, self.splat(Lane::U8, 0xff))
+    }
+    /// `max(c, v)` in the selected lanes.
+    #[inline(always)]
+    fn max_sel(self, l: Lane, c: Self::V, s: Self::Sel, v: Self::V) -> Self::V {
+        self.max(l, c, self.masked(l, v, s))
+    }
+    /// `c +sat v` in the selected lanes.
+    #[inline(always)]
+    fn adds_sel(self, l: Lane, c: Self::V, s: Self::Sel, v: Self::V) -> Self::V {
+        self.adds(l, c, self.masked(l, v, s))
+    }
+    /// `c -sat v` in the selected lanes.
+    #[inline(always)]
+    fn subs_sel(self, l: Lane, c: Self::V, s: Self::Sel, v: Self::V) -> Self::V {
+        self.subs(l, c, self.masked(l, v, s))
+    }
+}
+
+/// `0` bytes, `0xff` bytes, `0` bytes: the bytes at offset `128 - n` are
+/// `0xff` in their first `n`, those at `64 - n` from their `n`th on.
+pub(crate) static WINDOW: [u8; 192] = {
+    let mut w = [0; 192];
+    let mut i = 64;
+    while i < 128 {
+        w[i] = 0xff;
+        i += 1;
+    }
+    w
+};
+
+/// Bits `lo..hi` of a word (`lo <= hi <= 64`).
+#[inline(always)]
+pub(crate) fn range(lo: usize, hi: usize) -> u64 {
+    let upto = |n: usize| if n >= 64 { u64::MAX } else { (1 << n) - 1 };
+    upto(hi) & !upto(lo)
+}
+
+/// The even bits of `x` packed: bit `k` is bit `2k` of `x`.
+#[inline(always)]
+pub(crate) fn even_bits(x: u64) -> u64 {
+    let mut x = x & 0x5555_5555_5555_5555;
+    x = (x | x >> 1) & 0x3333_3333_3333_3333;
+    x = (x | x >> 2) & 0x0f0f_0f0f_0f0f_0f0f;
+    x = (x | x >> 4) & 0x00ff_00ff_00ff_00ff;
+    x = (x | x >> 8) & 0x0000_ffff_0000_ffff;
+    (x | x >> 16) & 0xffff_ffff
+}
+
+/// Cell planes of width `W`: 2 for 4-bit cells (low and high nibbles),
+/// else 1 (whole lanes).
+const fn planes<W: Width>() -> usize {
+    if W::BITS == 4 {
+        2
+    } else {
+        1
+    }
+}
+
+/// Plane `p`'s cells of `x` in place, the rest of each byte zero.
+#[inline(always)]
+fn cells<W: Width, B: Vector>(b: B, x: B::V, p: usize) -> B::V {
+    if W::BITS == 4 {
+        b.and(x, b.splat(Lane::U8, 0x0f << (4 * p)))
+    } else {
+        x
+    }
+}
+
+/// Where a cell's value sits in plane `p`'s lanes.
+#[inline(always)]
+const fn shift<W: Width>(p: usize) -> u32 {
+    if W::BITS == 4 {
+        4 * p as u32
+    } else {
+        0
+    }
+}
+
+/// The selection of each plane of vector `j` of a block.
+#[inline(always)]
+fn sels<W: Width, B: Vector>(b: B, mask: W::Mask, j: usize) -> [B::Sel; 2] {
+    let w = mask.to_words();
+    if W::BITS == 4 {
+        b.select_nibbles([w[0], w[1]], j)
+    } else {
+        let l = Lane::of::<W>();
+        let s = b.select(l, w[0] >> (j * (B::BYTES / l.bytes())));
+        [s, s]
+    }
+}
+
+/// Whether any selected cell is zero.
+#[inline(always)]
+pub(crate) fn any_zero<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask) -> bool {
+    let l = Lane::of::<W>();
+    let zero = b.splat(l, 0);
+    let mut hit = 0;
+    for j in 0..64 / B::BYTES {
+        let x = b.load(l, &block.0, j * B::BYTES);
+        if W::BITS == 4 {
+            let s = sels::<W, B>(b, mask, j);
+            for (p, s) in s.into_iter().enumerate() {
+                hit |= b.bits(l, b.both(b.eq(l, cells::<W, B>(b, x, p), zero), s));
+            }
+        } else {
+            hit |= b.bits(l, b.eq(l, x, zero)) << (j * (B::BYTES / l.bytes()));
+        }
+    }
+    if W::BITS == 4 {
+        hit != 0
+    } else {
+        hit & mask.to_words()[0] != 0
+    }
+}
+
+/// The minimum of the selected cells and how many hold it.
+#[inline(always)]
+pub(crate) fn min_count<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask) -> MinCount {
+    if mask.is_empty() {
+        return MinCount::EMPTY;
+    }
+    let l = Lane::of::<W>();
+    let n = 64 / B::BYTES;
+    let ones = b.splat(l, u32::MAX >> (32 - 8 * l.bytes()));
+    let mut acc = [ones; 2];
+    for j in 0..n {
+        let x = b.load(l, &block.0, j * B::BYTES);
+        let s = sels::<W, B>(b, mask, j);
+        for p in 0..planes::<W>() {
+            let c = b.fill_unselected(l, cells::<W, B>(b, x, p), s[p]);
+            acc[p] = b.min(l, acc[p], c);
+        }
+    }
+    // An empty high-nibble plane gives 0xff >> 4 = 15, which never beats a
+    // selected cell, and the count below only counts selected ones.
+    let mut min = u32::MAX;
+    for (p, &a) in acc.iter().enumerate().take(planes::<W>()) {
+        min = min.min(b.hmin(l, a) >> shift::<W>(p));
+    }
+    let mut count = 0;
+    for j in 0..n {
+        let x = b.load(l, &block.0, j * B::BYTES);
+        if W::BITS == 4 {
+            let s = sels::<W, B>(b, mask, j);
+            for (p, s) in s.into_iter().enumerate() {
+                let at = b.eq(l, cells::<W, B>(b, x, p), b.splat(l, min << shift::<W>(p)));
+                count += b.bits(l, b.both(at, s)).count_ones();
+            }
+        } else {
+            let at = b.bits(l, b.eq(l, x, b.splat(l, min)));
+            count += (at << (j * (B::BYTES / l.bytes())) & mask.to_words()[0]).count_ones();
+        }
+    }
+    MinCount { min, count }
+}
+
+/// A select-then-update kernel.
+#[derive(Clone, Copy)]
+enum Op {
+    Max,
+    Assign,
+    Add,
+    Sub,
+}
+
+/// Each selected cell `c` becomes `op(c, min(v, W::MAX))`, saturating.
+/// Written without closures: a closure is a function of its own, compiled
+/// without the caller's `#[target_feature]`, and where LLVM does not inline
+/// it every intrinsic in it becomes a call.
+#[inline(always)]
+fn update<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, v: u32, op: Op) {
+    let l = Lane::of::<W>();
+    let v = v.min(W::MAX);
+    for j in 0..64 / B::BYTES {
+        let x = b.load(l, &block.0, j * B::BYTES);
+        let s = sels::<W, B>(b, mask, j);
+        let mut out = x;
+        for p in 0..planes::<W>() {
+            let c = cells::<W, B>(b, x, p);
+            let v = b.splat(l, v << shift::<W>(p));
+            let r = match op {
+                Op::Max => b.max_sel(l, c, s[p], v),
+                Op::Assign => b.blend(l, c, s[p], v),
+                // A nibble in place saturates at its top, not the byte's.
+                Op::Add if W::BITS == 4 => {
+                    let top = b.splat(l, W::MAX << shift::<W>(p));
+                    b.min(l, b.adds_sel(l, c, s[p], v), top)
+                }
+                Op::Add => b.adds_sel(l, c, s[p], v),
+                Op::Sub => b.subs_sel(l, c, s[p], v),
+            };
+            out = if p == 0 { r } else { b.or(out, r) };
+        }
+        b.store(l, &mut block.0, j * B::BYTES, out);
+    }
+}
+
+/// Each selected cell becomes `max(cell, min(v, W::MAX))`.
+#[inline(always)]
+pub(crate) fn max_assign<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, v: u32) {
+    update::<W, B>(b, block, mask, v, Op::Max);
+}
+
+/// Each selected cell becomes `min(v, W::MAX)`.
+#[inline(always)]
+pub(crate) fn assign<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, v: u32) {
+    update::<W, B>(b, block, mask, v, Op::Assign);
+}
+
+/// Each selected cell becomes `min(cell + r, W::MAX)`.
+#[inline(always)]
+pub(crate) fn add_sat<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, r: u32) {
+    update::<W, B>(b, block, mask, r, Op::Add);
+}
+
+/// Each selected cell becomes `cell - r`, or 0 where `r > cell`.
+#[inline(always)]
+pub(crate) fn sub_sat<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, r: u32) {
+    update::<W, B>(b, block, mask, r, Op::Sub);
+}
+
+/// The bytes of the run `start .. start + len` (clipped); an odd nibble at
+/// either end of a 4-bit run goes to `edge` (its cell number).
+#[inline(always)]
+fn run_bytes<W: Width>(
+    blocks: usize,
+    start: usize,
+    len: usize,
+    mut edge: impl FnMut(usize),
+) -> (usize, usize) {
+    let (mut lo, mut hi) = all::run_bounds(blocks * W::CELLS, start, len);
+    if W::BITS != 4 {
+        let bytes = W::BITS as usize / 8;
+        return (lo * bytes, hi * bytes);
+    }
+    if lo < hi && lo % 2 == 1 {
+        edge(lo);
+        lo += 1;
+    }
+    if lo < hi && hi % 2 == 1 {
+        hi -= 1;
+        edge(hi);
+    }
+    (lo / 2, hi / 2)
+}
+
+/// Where the last `at..end` (fewer than `BYTES`) bytes of a range in a
+/// buffer of `len` bytes are processed: the vector's offset, and the range's
+/// bytes in it. The vector starts at `at` when it fits, so it does not
+/// overlap the previous step's store (a store-forwarding stall); otherwise
+/// it ends at `end`, which is at least `BYTES` because `len` is whole blocks.
+#[inline(always)]
+fn tail<B: Vector>(len: usize, at: usize, end: usize) -> (usize, usize, usize) {
+    if at + B::BYTES <= len {
+        (at, 0, end - at)
+    } else {
+        (end - B::BYTES, at + B::BYTES - end, B::BYTES)
+    }
+}
+
+/// Each cell of `x` decremented, saturating.
+#[inline(always)]
+fn dec<W: Width, B: Vector>(b: B, x: B::V) -> B::V {
+    let l = Lane::of::<W>();
+    if W::BITS == 4 {
+        let lo = b.subs(l, cells::<W, B>(b, x, 0), b.splat(l, 1));
+        b.or(lo, b.subs(l, cells::<W, B>(b, x, 1), b.splat(l, 0x10)))
+    } else {
+        b.subs(l, x, b.splat(l, 1))
+    }
+}
+
+/// The zero cells of `x` inside its bytes `lo..hi`.
+#[inline(always)]
+fn zeros<W: Width, B: Vector>(b: B, x: B::V, lo: usize, hi: usize) -> usize {
+    let l = Lane::of::<W>();
+    let zero = b.splat(l, 0);
+    let mut n = 0;
+    for p in 0..planes::<W>() {
+        n += b.count(l, b.eq(l, cells::<W, B>(b, x, p), zero), lo, hi);
+    }
+    n as usize
+}
+
+/// Saturating decrement of each cell of a run (clipped).
+#[inline(always)]
+pub(crate) fn dec_run<W: Width, B: Vector>(b: B, blocks: &mut [Block], start: usize, len: usize) {
+    let (lo, hi) = run_bytes::<W>(blocks.len(), start, len, |i| {
+        all::dec_run::<W>(blocks, i, 1);
+    });
+    let l = Lane::of::<W>();
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(blocks);
+    let mut at = lo;
+    while at + B::BYTES <= hi {
+        let x = b.load(l, bytes, at);
+        b.store(l, bytes, at, dec::<W, B>(b, x));
+        at += B::BYTES;
+    }
+    if at < hi {
+        let (pos, from, to) = tail::<B>(bytes.len(), at, hi);
+        let x = b.load(l, bytes, pos);
+        let out = b.blend(Lane::U8, x, b.window(from, to), dec::<W, B>(b, x));
+        b.store(l, bytes, pos, out);
+    }
+}
+
+/// The number of zero cells in a run (clipped).
+#[inline(always)]
+pub(crate) fn zero_count<W: Width, B: Vector>(
+    b: B,
+    blocks: &[Block],
+    start: usize,
+    len: usize,
+) -> usize {
+    let mut n = 0;
+    let (lo, hi) = run_bytes::<W>(blocks.len(), start, len, |i| {
+        n += all::zero_count::<W>(blocks, i, 1);
+    });
+    let l = Lane::of::<W>();
+    let bytes: &[u8] = bytemuck::cast_slice(blocks);
+    let mut at = lo;
+    while at + B::BYTES <= hi {
+        n += zeros::<W, B>(b, b.load(l, bytes, at), 0, B::BYTES);
+        at += B::BYTES;
+    }
+    if at < hi {
+        let (pos, from, to) = tail::<B>(bytes.len(), at, hi);
+        n += zeros::<W, B>(b, b.load(l, bytes, pos), from, to);
+    }
+    n
+}
+
+/// The `TABLE_W1` .. `TABLE_W32` constants of a backend whose token is
+/// `$new` (of type `$token`), with each listed kernel stamped from the
+/// generic one inside a function with `$features` enabled; the other slots,
+/// and every slot of 1- and 2-bit cells, run the scalar reference.
+macro_rules! stamp {
+    (
+        isa: $isa:expr, token: $token:ty, new: $new:expr, features: $features:tt,
+        $($w:ident: $table:ident [$($k:ident),* $(,)?]),* $(,)?
+    ) => {
+        pub(crate) const TABLE_W1: $crate::Kernels<$crate::W1> = $crate::Kernels::scalar_as($isa);
+        pub(crate) const TABLE_W2: $crate::Kernels<$crate::W2> = $crate::Kernels::scalar_as($isa);
+        $(
+            pub(crate) const $table: $crate::Kernels<$crate::$w> = {
+                type W = $crate::$w;
+                use $crate::arch::generic as g;
+                $($crate::arch::generic::stamp!(@$k, $token, $new, $features);)*
+                $crate::Kernels {
+                    $($k,)*
+                    ..$crate::Kernels::scalar_as($isa)
+                }
+            };
+        )*
+    };
+    (@any_zero, $token:ty, $new:expr, [$($f:literal)?]) => {
+        $(#[target_feature(enable = $f)])?
+        fn any_zero(block: &$crate::Block, mask: <W as $crate::Width>::Mask) -> bool {
+            g::any_zero::<W, $token>($new, block, mask)
+        }
+    };
+    (@min_count, $token:ty, $new:expr, [$($f:literal)?]) => {
+        $(#[target_feature(enable = $f)])?
+        fn min_count(
+            block: &$crate::Block,
+            mask: <W as $crate::Width>::Mask,
+        ) -> $crate::MinCount {
+            g::min_count::<W, $token>($new, block, mask)
+        }
+    };
+    (@dec_run, $token:ty, $new:expr, [$($f:literal)?]) => {
+        $(#[target_feature(enable = $f)])?
+        fn dec_run(blocks: &mut [$crate::Block], start: usize, len: usize) {
+            g::dec_run::<W, $token>($new, blocks, start, len)
+        }
+    };
+    (@zero_count, $token:ty, $new:expr, [$($f:literal)?]) => {
+        $(#[target_feature(enable = $f)])?
+        fn zero_count(blocks: &[$crate::Block], start: usize, len: usize) -> usize {
+            g::zero_count::<W, $token>($new, blocks, start, len)
+        }
+    };
+    (@$k:ident, $token:ty, $new:expr, [$($f:literal)?]) => {
+        $(#[target_feature(enable = $f)])?
+        fn $k(block: &mut $crate::Block, mask: <W as $crate::Width>::Mask, v: u32) {
+            g::$k::<W, $token>($new, block, mask, v)
+        }
+    };
+}
+pub(crate) use stamp;
