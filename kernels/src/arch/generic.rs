@@ -119,6 +119,10 @@ pub(crate) trait Vector: Copy {
     fn fill_unselected(self, l: Lane, x: Self::V, s: Self::Sel) -> Self::V;
     /// The minimum lane.
     fn hmin(self, l: Lane, v: Self::V) -> u32;
+    /// Bytewise wrapping subtract.
+    fn sub8(self, a: Self::V, b: Self::V) -> Self::V;
+    /// The sum of the bytes.
+    fn hsum8(self, v: Self::V) -> u32;
 
     /// The byte lanes of vector `j` of a block whose low nibble (`[0]`) or
     /// high nibble (`[1]`) is selected by the 4-bit-cell `mask`.
@@ -131,11 +135,10 @@ pub(crate) trait Vector: Copy {
             self.select(Lane::U8, even_bits(word >> 1)),
         ]
     }
-    /// The selected lanes among those inside bytes `lo..hi` of the vector.
+    /// [`Vector::bits`] of two vectors' lanes, `a`'s first.
     #[inline(always)]
-    fn count(self, l: Lane, s: Self::Sel, lo: usize, hi: usize) -> u32 {
-        let b = l.bytes();
-        (self.bits(l, s) & range(lo / b, hi / b)).count_ones()
+    fn bits2(self, l: Lane, a: Self::Sel, b: Self::Sel) -> u64 {
+        self.bits(l, a) | self.bits(l, b) << (Self::BYTES / l.bytes())
     }
     /// Byte lanes `lo..hi`, where `lo == 0` or `hi == BYTES`.
     #[inline(always)]
@@ -172,13 +175,6 @@ pub(crate) static WINDOW: [u8; 192] = {
     }
     w
 };
-
-/// Bits `lo..hi` of a word (`lo <= hi <= 64`).
-#[inline(always)]
-pub(crate) fn range(lo: usize, hi: usize) -> u64 {
-    let upto = |n: usize| if n >= 64 { u64::MAX } else { (1 << n) - 1 };
-    upto(hi) & !upto(lo)
-}
 
 /// The even bits of `x` packed: bit `k` is bit `2k` of `x`.
 #[inline(always)]
@@ -234,28 +230,47 @@ fn sels<W: Width, B: Vector>(b: B, mask: W::Mask, j: usize) -> [B::Sel; 2] {
     }
 }
 
+/// Bit `i` set where cell `i` of `block` (of a width whose cells are lanes)
+/// equals `v`'s lanes; vectors are taken in pairs ([`Vector::bits2`]).
+#[inline(always)]
+fn eq_bits<W: Width, B: Vector>(b: B, block: &Block, v: B::V) -> u64 {
+    let l = Lane::of::<W>();
+    let (vectors, lanes) = (64 / B::BYTES, B::BYTES / l.bytes());
+    if vectors == 1 {
+        return b.bits(l, eq_at::<W, B>(b, block, 0, v));
+    }
+    let mut out = 0;
+    for j in (0..vectors).step_by(2) {
+        let (x, y) = (eq_at::<W, B>(b, block, j, v), eq_at::<W, B>(b, block, j + 1, v));
+        out |= b.bits2(l, x, y) << (j * lanes);
+    }
+    out
+}
+
+/// The lanes of vector `j` of `block` equal to `v`'s.
+#[inline(always)]
+fn eq_at<W: Width, B: Vector>(b: B, block: &Block, j: usize, v: B::V) -> B::Sel {
+    let l = Lane::of::<W>();
+    b.eq(l, b.load(l, &block.0, j * B::BYTES), v)
+}
+
 /// Whether any selected cell is zero.
 #[inline(always)]
 pub(crate) fn any_zero<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask) -> bool {
     let l = Lane::of::<W>();
     let zero = b.splat(l, 0);
+    if W::BITS != 4 {
+        return eq_bits::<W, B>(b, block, zero) & mask.to_words()[0] != 0;
+    }
     let mut hit = 0;
     for j in 0..64 / B::BYTES {
         let x = b.load(l, &block.0, j * B::BYTES);
-        if W::BITS == 4 {
-            let s = sels::<W, B>(b, mask, j);
-            for (p, s) in s.into_iter().enumerate() {
-                hit |= b.bits(l, b.both(b.eq(l, cells::<W, B>(b, x, p), zero), s));
-            }
-        } else {
-            hit |= b.bits(l, b.eq(l, x, zero)) << (j * (B::BYTES / l.bytes()));
+        let s = sels::<W, B>(b, mask, j);
+        for (p, s) in s.into_iter().enumerate() {
+            hit |= b.bits(l, b.both(b.eq(l, cells::<W, B>(b, x, p), zero), s));
         }
     }
-    if W::BITS == 4 {
-        hit != 0
-    } else {
-        hit & mask.to_words()[0] != 0
-    }
+    hit != 0
 }
 
 /// The minimum of the selected cells and how many hold it.
@@ -282,18 +297,18 @@ pub(crate) fn min_count<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask)
     for (p, &a) in acc.iter().enumerate().take(planes::<W>()) {
         min = min.min(b.hmin(l, a) >> shift::<W>(p));
     }
+    if W::BITS != 4 {
+        let at = eq_bits::<W, B>(b, block, b.splat(l, min));
+        let count = (at & mask.to_words()[0]).count_ones();
+        return MinCount { min, count };
+    }
     let mut count = 0;
     for j in 0..n {
         let x = b.load(l, &block.0, j * B::BYTES);
-        if W::BITS == 4 {
-            let s = sels::<W, B>(b, mask, j);
-            for (p, s) in s.into_iter().enumerate() {
-                let at = b.eq(l, cells::<W, B>(b, x, p), b.splat(l, min << shift::<W>(p)));
-                count += b.bits(l, b.both(at, s)).count_ones();
-            }
-        } else {
-            let at = b.bits(l, b.eq(l, x, b.splat(l, min)));
-            count += (at << (j * (B::BYTES / l.bytes())) & mask.to_words()[0]).count_ones();
+        let s = sels::<W, B>(b, mask, j);
+        for (p, s) in s.into_iter().enumerate() {
+            let at = b.eq(l, cells::<W, B>(b, x, p), b.splat(l, min << shift::<W>(p)));
+            count += b.bits(l, b.both(at, s)).count_ones();
         }
     }
     MinCount { min, count }
@@ -320,19 +335,19 @@ fn update<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, v: u32, o
         let x = b.load(l, &block.0, j * B::BYTES);
         let s = sels::<W, B>(b, mask, j);
         let mut out = x;
-        for p in 0..planes::<W>() {
+        for (p, &s) in s.iter().enumerate().take(planes::<W>()) {
             let c = cells::<W, B>(b, x, p);
             let v = b.splat(l, v << shift::<W>(p));
             let r = match op {
-                Op::Max => b.max_sel(l, c, s[p], v),
-                Op::Assign => b.blend(l, c, s[p], v),
+                Op::Max => b.max_sel(l, c, s, v),
+                Op::Assign => b.blend(l, c, s, v),
                 // A nibble in place saturates at its top, not the byte's.
                 Op::Add if W::BITS == 4 => {
                     let top = b.splat(l, W::MAX << shift::<W>(p));
-                    b.min(l, b.adds_sel(l, c, s[p], v), top)
+                    b.min(l, b.adds_sel(l, c, s, v), top)
                 }
-                Op::Add => b.adds_sel(l, c, s[p], v),
-                Op::Sub => b.subs_sel(l, c, s[p], v),
+                Op::Add => b.adds_sel(l, c, s, v),
+                Op::Sub => b.subs_sel(l, c, s, v),
             };
             out = if p == 0 { r } else { b.or(out, r) };
         }
@@ -415,16 +430,17 @@ fn dec<W: Width, B: Vector>(b: B, x: B::V) -> B::V {
     }
 }
 
-/// The zero cells of `x` inside its bytes `lo..hi`.
+/// `acc` plus one in each byte of each zero cell of `x` (at most 2 a byte).
 #[inline(always)]
-fn zeros<W: Width, B: Vector>(b: B, x: B::V, lo: usize, hi: usize) -> usize {
+fn count_zeros<W: Width, B: Vector>(b: B, acc: B::V, x: B::V) -> B::V {
     let l = Lane::of::<W>();
-    let zero = b.splat(l, 0);
-    let mut n = 0;
+    let (zero, ones) = (b.splat(l, 0), b.splat(l, u32::MAX));
+    let mut acc = acc;
     for p in 0..planes::<W>() {
-        n += b.count(l, b.eq(l, cells::<W, B>(b, x, p), zero), lo, hi);
+        let z = b.eq(l, cells::<W, B>(b, x, p), zero);
+        acc = b.sub8(acc, b.masked(l, ones, z));
     }
-    n as usize
+    acc
 }
 
 /// Saturating decrement of each cell of a run (clipped).
@@ -462,15 +478,23 @@ pub(crate) fn zero_count<W: Width, B: Vector>(
         n += all::zero_count::<W>(blocks, i, 1);
     });
     let l = Lane::of::<W>();
+    let zero = b.splat(l, 0);
     let bytes: &[u8] = bytemuck::cast_slice(blocks);
     let mut at = lo;
+    // Byte counters of at most 2 a vector: summed every 127 vectors.
     while at + B::BYTES <= hi {
-        n += zeros::<W, B>(b, b.load(l, bytes, at), 0, B::BYTES);
-        at += B::BYTES;
+        let mut acc = zero;
+        let group_end = hi.min(at + 127 * B::BYTES);
+        while at + B::BYTES <= group_end {
+            acc = count_zeros::<W, B>(b, acc, b.load(l, bytes, at));
+            at += B::BYTES;
+        }
+        n += b.hsum8(acc) as usize / l.bytes();
     }
     if at < hi {
         let (pos, from, to) = tail::<B>(bytes.len(), at, hi);
-        n += zeros::<W, B>(b, b.load(l, bytes, pos), from, to);
+        let acc = count_zeros::<W, B>(b, zero, b.load(l, bytes, pos));
+        n += b.hsum8(b.masked(Lane::U8, acc, b.window(from, to))) as usize / l.bytes();
     }
     n
 }

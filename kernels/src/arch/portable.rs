@@ -174,6 +174,15 @@ impl Vector for Portable {
         x | !s
     }
     #[inline(always)]
+    fn sub8(self, a: V, b: V) -> V {
+        a - b
+    }
+    #[inline(always)]
+    fn hsum8(self, v: V) -> u32 {
+        let pairs: u16x8 = (w16(v) & u16x8::splat(0xff)) + (w16(v) >> 8);
+        pairs.to_array().into_iter().map(u32::from).sum()
+    }
+    #[inline(always)]
     fn hmin(self, l: Lane, v: V) -> u32 {
         match l {
             Lane::U8 => v.to_array().into_iter().min().map_or(0, u32::from),

@@ -182,6 +182,16 @@ impl Vector for Neon {
         unsafe { vornq_u8(x, s) }
     }
     #[inline(always)]
+    fn sub8(self, a: V, b: V) -> V {
+        // SAFETY: see the impl.
+        unsafe { vsubq_u8(a, b) }
+    }
+    #[inline(always)]
+    fn hsum8(self, v: V) -> u32 {
+        // SAFETY: see the impl.
+        u32::from(unsafe { vaddlvq_u8(v) })
+    }
+    #[inline(always)]
     fn hmin(self, l: Lane, v: V) -> u32 {
         // SAFETY: see the impl.
         unsafe {

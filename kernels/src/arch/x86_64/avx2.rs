@@ -10,13 +10,13 @@
 //! - 32-bit lanes have no saturating add or subtract: `min(c, !r) + r` and
 //!   `max(c, r) - r` are the same in two instructions.
 //! - The minimum of a vector is reduced with `phminposuw` for 8- and 16-bit
-//!   lanes; zero cells of a run are counted from a byte bitmap (`movemask`).
+//!   lanes; byte counts are summed with `psadbw`.
 //!
 //! W1 and W2 run the scalar reference: their cells are no lanes.
 
 use core::arch::x86_64::*;
 
-use crate::arch::generic::{range, stamp, Lane, Vector, WINDOW};
+use crate::arch::generic::{stamp, Lane, Vector, WINDOW};
 use crate::Isa;
 
 type V = __m256i;
@@ -155,6 +155,19 @@ impl Vector for Avx2 {
         }
     }
     #[inline(always)]
+    fn bits2(self, l: Lane, a: V, b: V) -> u64 {
+        if l != Lane::U16 {
+            return self.bits(l, a) | self.bits(l, b) << (32 / l.bytes());
+        }
+        // SAFETY: see the impl.
+        unsafe {
+            // `packs` interleaves the two by 128-bit lane; the permute puts
+            // the 64-bit groups back in cell order.
+            let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi16(a, b));
+            u64::from(_mm256_movemask_epi8(packed) as u32)
+        }
+    }
+    #[inline(always)]
     fn select(self, l: Lane, bits: u64) -> V {
         // SAFETY: see the impl.
         unsafe {
@@ -244,10 +257,15 @@ impl Vector for Avx2 {
         }
     }
     #[inline(always)]
-    fn count(self, l: Lane, s: V, lo: usize, hi: usize) -> u32 {
+    fn sub8(self, a: V, b: V) -> V {
         // SAFETY: see the impl.
-        let bytes = unsafe { _mm256_movemask_epi8(s) as u32 };
-        (u64::from(bytes) & range(lo, hi)).count_ones() / l.bytes() as u32
+        unsafe { _mm256_sub_epi8(a, b) }
+    }
+    #[inline(always)]
+    fn hsum8(self, v: V) -> u32 {
+        // SAFETY: see the impl.
+        let sums: [u64; 4] = unsafe { bytemuck::cast(_mm256_sad_epu8(v, _mm256_setzero_si256())) };
+        sums.iter().sum::<u64>() as u32
     }
     #[inline(always)]
     fn window(self, lo: usize, hi: usize) -> V {

@@ -17,7 +17,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::arch::generic::{range, stamp, Lane, Vector};
+use crate::arch::generic::{stamp, Lane, Vector};
 use crate::{Block, Isa};
 
 type V = __m512i;
@@ -37,6 +37,13 @@ static SPREAD: Block = {
     }
     Block(b)
 };
+
+/// Bits `lo..hi` of a word (`lo <= hi <= 64`).
+#[inline(always)]
+fn range(lo: usize, hi: usize) -> u64 {
+    let upto = |n: usize| if n >= 64 { u64::MAX } else { (1 << n) - 1 };
+    upto(hi) & !upto(lo)
+}
 
 /// The lanes of `l` in a 512-bit vector, as a mask.
 #[inline(always)]
@@ -182,6 +189,16 @@ impl Vector for Avx512 {
             };
             (_mm_cvtsi128_si32(_mm_minpos_epu16(z)) as u32) & 0xffff
         }
+    }
+    #[inline(always)]
+    fn sub8(self, a: V, b: V) -> V {
+        // SAFETY: see the impl.
+        unsafe { _mm512_sub_epi8(a, b) }
+    }
+    #[inline(always)]
+    fn hsum8(self, v: V) -> u32 {
+        // SAFETY: see the impl.
+        unsafe { _mm512_reduce_add_epi64(_mm512_sad_epu8(v, _mm512_setzero_si512())) as u32 }
     }
     #[inline(always)]
     fn select_nibbles(self, mask: [u64; 2], _: usize) -> [u64; 2] {
