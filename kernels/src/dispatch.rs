@@ -295,10 +295,9 @@ impl<W: Width> Kernels<W> {
 }
 
 /// Builds the table of every width from the generic kernel functions in
-/// scope at the call site (`any_zero::<W>`, ...), as statics, plus a
-/// `table::<W>()` accessor. A backend that accelerates only some widths or
-/// kernels writes its tables by hand instead, filling the rest from
-/// [`crate::arch::all`].
+/// scope at the call site (`any_zero::<W>`, ...), as constants: the scalar
+/// reference's tables. The SIMD backends' tables are stamped by
+/// `arch::generic::stamp!`.
 macro_rules! tables {
     ($isa:expr) => {
         $crate::dispatch::tables!(@one $isa, TABLE_W1, W1);

@@ -241,7 +241,10 @@ fn eq_bits<W: Width, B: Vector>(b: B, block: &Block, v: B::V) -> u64 {
     }
     let mut out = 0;
     for j in (0..vectors).step_by(2) {
-        let (x, y) = (eq_at::<W, B>(b, block, j, v), eq_at::<W, B>(b, block, j + 1, v));
+        let (x, y) = (
+            eq_at::<W, B>(b, block, j, v),
+            eq_at::<W, B>(b, block, j + 1, v),
+        );
         out |= b.bits2(l, x, y) << (j * lanes);
     }
     out

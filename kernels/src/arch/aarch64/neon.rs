@@ -26,8 +26,12 @@ macro_rules! by_lane {
     ($l:expr, $a:expr, $b:expr, $u8:ident, $u16:ident, $u32:ident) => {
         match $l {
             Lane::U8 => $u8($a, $b),
-            Lane::U16 => vreinterpretq_u8_u16($u16(vreinterpretq_u16_u8($a), vreinterpretq_u16_u8($b))),
-            Lane::U32 => vreinterpretq_u8_u32($u32(vreinterpretq_u32_u8($a), vreinterpretq_u32_u8($b))),
+            Lane::U16 => {
+                vreinterpretq_u8_u16($u16(vreinterpretq_u16_u8($a), vreinterpretq_u16_u8($b)))
+            }
+            Lane::U32 => {
+                vreinterpretq_u8_u32($u32(vreinterpretq_u32_u8($a), vreinterpretq_u32_u8($b)))
+            }
         }
     };
 }

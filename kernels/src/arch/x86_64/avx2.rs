@@ -187,7 +187,21 @@ impl Vector for Avx2 {
                 Lane::U16 => (
                     _mm256_set1_epi16(bits as i16),
                     _mm256_setr_epi16(
-                        1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384,
+                        1,
+                        2,
+                        4,
+                        8,
+                        16,
+                        32,
+                        64,
+                        128,
+                        256,
+                        512,
+                        1024,
+                        2048,
+                        4096,
+                        8192,
+                        16384,
                         i16::MIN,
                     ),
                 ),
@@ -226,7 +240,9 @@ impl Vector for Avx2 {
             let (a, b) = (_mm256_castsi256_si128(x), _mm256_extracti128_si256::<1>(x));
             match l {
                 Lane::U8 => hmin_u8(_mm_min_epu8(a, b)),
-                Lane::U16 => (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_min_epu16(a, b))) as u32) & 0xffff,
+                Lane::U16 => {
+                    (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_min_epu16(a, b))) as u32) & 0xffff
+                }
                 Lane::U32 => {
                     let y = _mm_min_epu32(a, b);
                     let y = _mm_min_epu32(y, _mm_shuffle_epi32::<0b01_00_11_10>(y));

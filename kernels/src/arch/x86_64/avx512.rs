@@ -208,7 +208,10 @@ impl Vector for Avx512 {
             let s = _mm512_shuffle_epi8(m, self.load(Lane::U8, &SPREAD.0, 0));
             let even = _mm512_set1_epi32(0x4010_0401);
             let odd = _mm512_set1_epi32(0x8020_0802_u32 as i32);
-            [_mm512_test_epi8_mask(s, even), _mm512_test_epi8_mask(s, odd)]
+            [
+                _mm512_test_epi8_mask(s, even),
+                _mm512_test_epi8_mask(s, odd),
+            ]
         }
     }
     #[inline(always)]
