@@ -140,7 +140,9 @@ pub(crate) trait Vector: Copy {
     fn bits2(self, l: Lane, a: Self::Sel, b: Self::Sel) -> u64 {
         self.bits(l, a) | self.bits(l, b) << (Self::BYTES / l.bytes())
     }
-    /// Byte lanes `lo..hi`, where `lo == 0` or `hi == BYTES`.
+    /// Byte lanes `lo..hi`, where `lo == 0` or `hi == BYTES` unless the
+    /// vector is a whole block (see `tail`): this default loads its window
+    /// from [`WINDOW`], so a 64-byte backend must override it.
     #[inline(always)]
     fn window(self, lo: usize, hi: usize) -> Self::Sel {
         let at = if lo == 0 { 128 - hi } else { 64 - lo };
@@ -408,16 +410,20 @@ fn run_bytes<W: Width>(
 }
 
 /// Where the last `at..end` (fewer than `BYTES`) bytes of a range in a
-/// buffer of `len` bytes are processed: the vector's offset, and the range's
-/// bytes in it. The vector starts at `at` when it fits, so it does not
-/// overlap the previous step's store (a store-forwarding stall); otherwise
-/// it ends at `end`, which is at least `BYTES` because `len` is whole blocks.
+/// buffer of `len` bytes (whole blocks) are processed: the vector's offset,
+/// and the range's bytes in it. The vector starts at `at` when it fits, so
+/// it does not overlap the previous step's store (a store-forwarding stall);
+/// otherwise it ends at `end`, when `end >= BYTES`, which always holds for
+/// vectors shorter than a block; a 64-byte vector is then the whole buffer,
+/// with the range in its middle.
 #[inline(always)]
 fn tail<B: Vector>(len: usize, at: usize, end: usize) -> (usize, usize, usize) {
     if at + B::BYTES <= len {
         (at, 0, end - at)
-    } else {
+    } else if end >= B::BYTES {
         (end - B::BYTES, at + B::BYTES - end, B::BYTES)
+    } else {
+        (0, at, end)
     }
 }
 
