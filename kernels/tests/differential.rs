@@ -440,6 +440,18 @@ macro_rules! differential {
                 }
             }
 
+            /// Runs of zero cells longer than a byte counter of a vector
+            /// holds (255 / 2 vectors of 4-bit cells, even of 64 bytes):
+            /// the backends must sum their counters on the way.
+            #[test]
+            #[cfg_attr(miri, ignore = "long")]
+            fn long_runs_of_zeros() {
+                let blocks = vec![Block::ZERO; 130];
+                for start in [0, 3] {
+                    check_run::<W>(&blocks, start, usize::MAX).unwrap();
+                }
+            }
+
             /// Every start `0..=2 * CELLS` and every length `0..=3 * CELLS`
             /// over three blocks: the whole grid up to 64 cells a block;
             /// wider, every start with edge lengths and every length with

@@ -490,22 +490,26 @@ pub(crate) fn zero_count<W: Width, B: Vector>(
     let zero = b.splat(l, 0);
     let bytes: &[u8] = bytemuck::cast_slice(blocks);
     let mut at = lo;
-    // Byte counters of at most 2 a vector: summed every 127 vectors.
+    // Byte counters gain at most 2 a vector: summed every 126 vectors, and
+    // once at the end, with the last partial vector's counts.
+    let mut acc = zero;
+    let mut vectors = 0;
     while at + B::BYTES <= hi {
-        let mut acc = zero;
-        let group_end = hi.min(at + 127 * B::BYTES);
-        while at + B::BYTES <= group_end {
-            acc = count_zeros::<W, B>(b, acc, b.load(l, bytes, at));
-            at += B::BYTES;
+        acc = count_zeros::<W, B>(b, acc, b.load(l, bytes, at));
+        at += B::BYTES;
+        vectors += 1;
+        if vectors == 126 {
+            n += b.hsum8(acc) as usize / l.bytes();
+            (acc, vectors) = (zero, 0);
         }
-        n += b.hsum8(acc) as usize / l.bytes();
     }
     if at < hi {
         let (pos, from, to) = tail::<B>(bytes.len(), at, hi);
-        let acc = count_zeros::<W, B>(b, zero, b.load(l, bytes, pos));
-        n += b.hsum8(b.masked(Lane::U8, acc, b.window(from, to))) as usize / l.bytes();
+        let last = count_zeros::<W, B>(b, zero, b.load(l, bytes, pos));
+        let last = b.masked(Lane::U8, last, b.window(from, to));
+        acc = b.sub8(acc, b.sub8(zero, last));
     }
-    n
+    n + b.hsum8(acc) as usize / l.bytes()
 }
 
 /// The `TABLE_W1` .. `TABLE_W32` constants of a backend whose token is
