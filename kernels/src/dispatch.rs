@@ -295,10 +295,9 @@ impl<W: Width> Kernels<W> {
 }
 
 /// Builds the table of every width from the generic kernel functions in
-/// scope at the call site (`any_zero::<W>`, ...), as statics, plus a
-/// `table::<W>()` accessor. A backend that accelerates only some widths or
-/// kernels writes its tables by hand instead, filling the rest from
-/// [`crate::arch::all`].
+/// scope at the call site (`any_zero::<W>`, ...), as constants: the scalar
+/// reference's tables. The SIMD backends' tables are stamped by
+/// `arch::generic::stamp!`.
 macro_rules! tables {
     ($isa:expr) => {
         $crate::dispatch::tables!(@one $isa, TABLE_W1, W1);
@@ -323,34 +322,6 @@ macro_rules! tables {
     };
 }
 pub(crate) use tables;
-
-/// A backend's table of width `$w` whose select kernels are module `$m`'s
-/// (`$m::any_zero`, ..., `$m::sub_sat`) and whose run kernels are `$dec_run`
-/// and `$zero_count`.
-#[cfg(any(
-    target_arch = "x86_64",
-    all(target_arch = "aarch64", target_feature = "neon")
-))]
-macro_rules! module_table {
-    ($isa:expr, $name:ident, $w:ident, $m:ident, $dec_run:path, $zero_count:path) => {
-        pub(crate) const $name: $crate::Kernels<$crate::$w> = $crate::Kernels {
-            isa: $isa,
-            any_zero: $m::any_zero,
-            min_count: $m::min_count,
-            max_assign: $m::max_assign,
-            assign: $m::assign,
-            add_sat: $m::add_sat,
-            sub_sat: $m::sub_sat,
-            dec_run: $dec_run,
-            zero_count: $zero_count,
-        };
-    };
-}
-#[cfg(any(
-    target_arch = "x86_64",
-    all(target_arch = "aarch64", target_feature = "neon")
-))]
-pub(crate) use module_table;
 
 /// `Some(&TABLE_Wn)` of the backend `isa` compiled for this target, else
 /// `None`. Used by each [`Width`]'s `table`.

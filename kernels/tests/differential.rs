@@ -424,6 +424,34 @@ macro_rules! differential {
                 }
             }
 
+            /// Runs that start and end inside a lone block, at every phase
+            /// class of a vector (first, second, middle and last cells):
+            /// the partial last vector of a run in a buffer no larger than
+            /// one vector. Few calls, so that Miri runs it for the
+            /// backends this machine lacks.
+            #[test]
+            fn runs_in_one_block() {
+                let c = W::CELLS;
+                let block = [pattern::<W>(0, false)];
+                for start in [0, 1, c / 2 - 1, c - 2] {
+                    for len in [1, 2, c / 2, c - start - 1] {
+                        check_run::<W>(&block, start, len).unwrap();
+                    }
+                }
+            }
+
+            /// Runs of zero cells longer than a byte counter of a vector
+            /// holds (255 / 2 vectors of 4-bit cells, even of 64 bytes):
+            /// the backends must sum their counters on the way.
+            #[test]
+            #[cfg_attr(miri, ignore = "long")]
+            fn long_runs_of_zeros() {
+                let blocks = vec![Block::ZERO; 130];
+                for start in [0, 3] {
+                    check_run::<W>(&blocks, start, usize::MAX).unwrap();
+                }
+            }
+
             /// Every start `0..=2 * CELLS` and every length `0..=3 * CELLS`
             /// over three blocks: the whole grid up to 64 cells a block;
             /// wider, every start with edge lengths and every length with

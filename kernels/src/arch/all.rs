@@ -68,11 +68,10 @@ pub fn sub_sat<W: Width>(block: &mut Block, mut mask: W::Mask, r: u32) {
     }
 }
 
-/// The cells `start .. start + len` of `blocks` (numbered across blocks,
-/// `W::CELLS` per block), clipped to the cells that exist.
-#[inline]
-fn run_bounds<W: Width>(blocks: &[Block], start: usize, len: usize) -> (usize, usize) {
-    let total = blocks.len() * W::CELLS;
+/// The cells `start .. start + len` of a run over `total` cells (numbered
+/// across blocks), clipped to the cells that exist.
+#[inline(always)]
+pub(crate) fn run_bounds(total: usize, start: usize, len: usize) -> (usize, usize) {
     let start = start.min(total);
     (start, start.saturating_add(len).min(total))
 }
@@ -81,7 +80,7 @@ fn run_bounds<W: Width>(blocks: &[Block], start: usize, len: usize) -> (usize, u
 /// The run is clipped to the cells that exist; it does not wrap.
 #[inline]
 pub fn dec_run<W: Width>(blocks: &mut [Block], start: usize, len: usize) {
-    let (lo, hi) = run_bounds::<W>(blocks, start, len);
+    let (lo, hi) = run_bounds(blocks.len() * W::CELLS, start, len);
     for i in lo..hi {
         let b = &mut blocks[i / W::CELLS];
         let c = cell::<W>(b, i % W::CELLS);
@@ -93,7 +92,7 @@ pub fn dec_run<W: Width>(blocks: &mut [Block], start: usize, len: usize) {
 /// cells that exist.
 #[inline]
 pub fn zero_count<W: Width>(blocks: &[Block], start: usize, len: usize) -> usize {
-    let (lo, hi) = run_bounds::<W>(blocks, start, len);
+    let (lo, hi) = run_bounds(blocks.len() * W::CELLS, start, len);
     (lo..hi)
         .filter(|&i| cell::<W>(&blocks[i / W::CELLS], i % W::CELLS) == 0)
         .count()

@@ -1,7 +1,11 @@
-//! Kernel implementations, one module per instruction set, as in memchr:
-//! the path says which instructions a file uses.
+//! Kernel implementations, as in memchr: [`all`] is the scalar reference,
+//! `generic` writes each SIMD kernel once over a small vector trait, and one
+//! thin module per instruction set implements that trait and stamps the
+//! kernels with its target features (the path says which instructions a
+//! file uses).
 
 pub mod all;
+pub(crate) mod generic;
 pub(crate) mod portable;
 
 #[cfg(target_arch = "x86_64")]

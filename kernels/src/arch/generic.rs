@@ -1,0 +1,572 @@
+//! The kernels written once, over a small [`Vector`] trait, and stamped per
+//! instruction set: memchr's `arch/generic` and simdutf8's "written once,
+//! stamped per ISA".
+//!
+//! A backend is a zero-sized token type implementing [`Vector`]: a vector of
+//! [`Vector::BYTES`] bytes and a few `#[inline(always)]` lane operations (8-,
+//! 16- or 32-bit lanes, picked by a [`Lane`] that is a constant after
+//! inlining). [`stamp!`] instantiates the kernels below inside one
+//! `#[target_feature]` function per kernel and width, so every trait method
+//! inlines into code compiled for the backend's instructions, and builds the
+//! backend's `TABLE_Wn` constants from them (the slots it does not list, and
+//! every slot of 1- and 2-bit cells, keep the scalar reference).
+//!
+//! **Cells as lanes.** 8-, 16- and 32-bit cells are lanes. 4-bit cells are
+//! two byte-lane *planes* handled in place: the low nibbles (`byte & 0x0f`)
+//! and the high nibbles (`byte & 0xf0`, values in steps of 16), each with its
+//! own selection ([`Vector::select_nibbles`]). In place, `max`, saturating
+//! subtract and blend need no shift, and a saturating add is clipped to the
+//! plane's top (`0x0f` or `0xf0`).
+//!
+//! **Select kernels.** A mask becomes a selection per vector
+//! ([`Vector::select`]: lanes of all ones on AVX2, `wide` and NEON, the mask
+//! register itself on AVX-512) and every update is branch-free over the
+//! block: `max(c, v & sel)`, `c +sat (v & sel)`, `c -sat (v & sel)` (or the
+//! masked instruction, where a backend has one), a blend for `assign`.
+//! `any_zero` of lane cells needs no selection: the bitmap of zero lanes is
+//! tested against the mask. `min_count` fills unselected lanes with ones,
+//! takes the vertical then the horizontal minimum, and counts the selected
+//! lanes equal to it.
+//!
+//! **Runs.** A run is a contiguous byte range of the blocks. Full vectors are
+//! one load, one operation, one store; the last partial vector is one vector
+//! too, inside the blocks (a window selects the run's lanes), so a run costs
+//! `ceil(bytes / BYTES)` steps and no scalar loop. An odd nibble at either
+//! end of a 4-bit run is done by the scalar reference. Operands above
+//! `W::MAX` are clamped to it first, which is the reference's saturation.
+
+use crate::arch::all;
+use crate::{Block, Mask, MinCount, Width};
+
+/// A lane width of a vector operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// 8-bit lanes (8-bit cells, and the nibble planes of 4-bit cells).
+    U8,
+    /// 16-bit lanes.
+    U16,
+    /// 32-bit lanes.
+    U32,
+}
+
+impl Lane {
+    /// The lanes that hold cells of width `W` (4-bit cells are in bytes).
+    #[inline(always)]
+    pub(crate) const fn of<W: Width>() -> Lane {
+        match W::BITS {
+            32 => Lane::U32,
+            16 => Lane::U16,
+            _ => Lane::U8,
+        }
+    }
+
+    /// Bytes per lane.
+    #[inline(always)]
+    pub(crate) const fn bytes(self) -> usize {
+        match self {
+            Lane::U8 => 1,
+            Lane::U16 => 2,
+            Lane::U32 => 4,
+        }
+    }
+}
+
+/// One backend's vector and the operations the kernels need, each
+/// `#[inline(always)]`. Implemented by a zero-sized token that only code
+/// compiled for the backend's instructions creates, so the methods are safe.
+///
+/// Cells are little-endian in memory: `load` and `store` convert lanes of
+/// `l` to and from native order (a no-op on little-endian targets).
+pub(crate) trait Vector: Copy {
+    /// A vector register.
+    type V: Copy;
+    /// A selection of lanes: a vector of all-ones lanes, or a mask register.
+    type Sel: Copy;
+    /// Bytes per vector (16, 32 or 64).
+    const BYTES: usize;
+
+    /// The vector at `bytes[at..at + BYTES]`.
+    fn load(self, l: Lane, bytes: &[u8], at: usize) -> Self::V;
+    /// Writes `v` to `bytes[at..at + BYTES]`.
+    fn store(self, l: Lane, bytes: &mut [u8], at: usize, v: Self::V);
+    /// Every lane `v` (`v` fits a lane).
+    fn splat(self, l: Lane, v: u32) -> Self::V;
+    /// Bitwise and.
+    fn and(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Bitwise or.
+    fn or(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Unsigned lane minimum.
+    fn min(self, l: Lane, a: Self::V, b: Self::V) -> Self::V;
+    /// Unsigned lane maximum.
+    fn max(self, l: Lane, a: Self::V, b: Self::V) -> Self::V;
+    /// Saturating unsigned add.
+    fn adds(self, l: Lane, a: Self::V, b: Self::V) -> Self::V;
+    /// Saturating unsigned subtract.
+    fn subs(self, l: Lane, a: Self::V, b: Self::V) -> Self::V;
+    /// The lanes where `a` equals `b`.
+    fn eq(self, l: Lane, a: Self::V, b: Self::V) -> Self::Sel;
+    /// The lanes selected by both.
+    fn both(self, a: Self::Sel, b: Self::Sel) -> Self::Sel;
+    /// Bit `i` set where lane `i` is selected (no bits above the lanes).
+    fn bits(self, l: Lane, s: Self::Sel) -> u64;
+    /// Lane `i` selected where bit `i` of `bits` is set (higher bits ignored).
+    fn select(self, l: Lane, bits: u64) -> Self::Sel;
+    /// `v` in the selected lanes, zero in the others.
+    fn masked(self, l: Lane, v: Self::V, s: Self::Sel) -> Self::V;
+    /// `v` in the selected lanes, `x` in the others.
+    fn blend(self, l: Lane, x: Self::V, s: Self::Sel, v: Self::V) -> Self::V;
+    /// `x` in the selected lanes, all ones in the others.
+    fn fill_unselected(self, l: Lane, x: Self::V, s: Self::Sel) -> Self::V;
+    /// The minimum lane.
+    fn hmin(self, l: Lane, v: Self::V) -> u32;
+    /// Bytewise wrapping subtract.
+    fn sub8(self, a: Self::V, b: Self::V) -> Self::V;
+    /// The sum of the bytes.
+    fn hsum8(self, v: Self::V) -> u32;
+
+    /// The byte lanes of vector `j` of a block whose low nibble (`[0]`) or
+    /// high nibble (`[1]`) is selected by the 4-bit-cell `mask`.
+    #[inline(always)]
+    fn select_nibbles(self, mask: [u64; 2], j: usize) -> [Self::Sel; 2] {
+        let bit = 2 * Self::BYTES * j;
+        let word = mask[bit / 64] >> (bit % 64);
+        [
+            self.select(Lane::U8, even_bits(word)),
+            self.select(Lane::U8, even_bits(word >> 1)),
+        ]
+    }
+    /// [`Vector::bits`] of two vectors' lanes, `a`'s first.
+    #[inline(always)]
+    fn bits2(self, l: Lane, a: Self::Sel, b: Self::Sel) -> u64 {
+        self.bits(l, a) | self.bits(l, b) << (Self::BYTES / l.bytes())
+    }
+    /// Byte lanes `lo..hi`, where `lo == 0` or `hi == BYTES` unless the
+    /// vector is a whole block (see `tail`): this default loads its window
+    /// from [`WINDOW`], so a 64-byte backend must override it.
+    #[inline(always)]
+    fn window(self, lo: usize, hi: usize) -> Self::Sel {
+        let at = if lo == 0 { 128 - hi } else { 64 - lo };
+        let w = self.load(Lane::U8, &WINDOW, at);
+        self.eq(Lane::U8, w, self.splat(Lane::U8, 0xff))
+    }
+    /// `max(c, v)` in the selected lanes.
+    #[inline(always)]
+    fn max_sel(self, l: Lane, c: Self::V, s: Self::Sel, v: Self::V) -> Self::V {
+        self.max(l, c, self.masked(l, v, s))
+    }
+    /// `c +sat v` in the selected lanes.
+    #[inline(always)]
+    fn adds_sel(self, l: Lane, c: Self::V, s: Self::Sel, v: Self::V) -> Self::V {
+        self.adds(l, c, self.masked(l, v, s))
+    }
+    /// `c -sat v` in the selected lanes.
+    #[inline(always)]
+    fn subs_sel(self, l: Lane, c: Self::V, s: Self::Sel, v: Self::V) -> Self::V {
+        self.subs(l, c, self.masked(l, v, s))
+    }
+}
+
+/// `0` bytes, `0xff` bytes, `0` bytes: the bytes at offset `128 - n` are
+/// `0xff` in their first `n`, those at `64 - n` from their `n`th on.
+pub(crate) static WINDOW: [u8; 192] = {
+    let mut w = [0; 192];
+    let mut i = 64;
+    while i < 128 {
+        w[i] = 0xff;
+        i += 1;
+    }
+    w
+};
+
+/// The even bits of `x` packed: bit `k` is bit `2k` of `x`.
+#[inline(always)]
+pub(crate) fn even_bits(x: u64) -> u64 {
+    let mut x = x & 0x5555_5555_5555_5555;
+    x = (x | x >> 1) & 0x3333_3333_3333_3333;
+    x = (x | x >> 2) & 0x0f0f_0f0f_0f0f_0f0f;
+    x = (x | x >> 4) & 0x00ff_00ff_00ff_00ff;
+    x = (x | x >> 8) & 0x0000_ffff_0000_ffff;
+    (x | x >> 16) & 0xffff_ffff
+}
+
+/// Cell planes of width `W`: 2 for 4-bit cells (low and high nibbles),
+/// else 1 (whole lanes).
+const fn planes<W: Width>() -> usize {
+    if W::BITS == 4 {
+        2
+    } else {
+        1
+    }
+}
+
+/// Plane `p`'s cells of `x` in place, the rest of each byte zero.
+#[inline(always)]
+fn cells<W: Width, B: Vector>(b: B, x: B::V, p: usize) -> B::V {
+    if W::BITS == 4 {
+        b.and(x, b.splat(Lane::U8, 0x0f << (4 * p)))
+    } else {
+        x
+    }
+}
+
+/// Where a cell's value sits in plane `p`'s lanes.
+#[inline(always)]
+const fn shift<W: Width>(p: usize) -> u32 {
+    if W::BITS == 4 {
+        4 * p as u32
+    } else {
+        0
+    }
+}
+
+/// The selection of each plane of vector `j` of a block.
+#[inline(always)]
+fn sels<W: Width, B: Vector>(b: B, mask: W::Mask, j: usize) -> [B::Sel; 2] {
+    let w = mask.to_words();
+    if W::BITS == 4 {
+        b.select_nibbles([w[0], w[1]], j)
+    } else {
+        let l = Lane::of::<W>();
+        let s = b.select(l, w[0] >> (j * (B::BYTES / l.bytes())));
+        [s, s]
+    }
+}
+
+/// Bit `i` set where cell `i` of `block` (of a width whose cells are lanes)
+/// equals `v`'s lanes; vectors are taken in pairs ([`Vector::bits2`]).
+#[inline(always)]
+fn eq_bits<W: Width, B: Vector>(b: B, block: &Block, v: B::V) -> u64 {
+    let l = Lane::of::<W>();
+    let (vectors, lanes) = (64 / B::BYTES, B::BYTES / l.bytes());
+    if vectors == 1 {
+        return b.bits(l, eq_at::<W, B>(b, block, 0, v));
+    }
+    let mut out = 0;
+    for j in (0..vectors).step_by(2) {
+        let (x, y) = (
+            eq_at::<W, B>(b, block, j, v),
+            eq_at::<W, B>(b, block, j + 1, v),
+        );
+        out |= b.bits2(l, x, y) << (j * lanes);
+    }
+    out
+}
+
+/// The lanes of vector `j` of `block` equal to `v`'s.
+#[inline(always)]
+fn eq_at<W: Width, B: Vector>(b: B, block: &Block, j: usize, v: B::V) -> B::Sel {
+    let l = Lane::of::<W>();
+    b.eq(l, b.load(l, &block.0, j * B::BYTES), v)
+}
+
+/// Whether any selected cell is zero.
+#[inline(always)]
+pub(crate) fn any_zero<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask) -> bool {
+    let l = Lane::of::<W>();
+    let zero = b.splat(l, 0);
+    if W::BITS != 4 {
+        return eq_bits::<W, B>(b, block, zero) & mask.to_words()[0] != 0;
+    }
+    let mut hit = 0;
+    for j in 0..64 / B::BYTES {
+        let x = b.load(l, &block.0, j * B::BYTES);
+        let s = sels::<W, B>(b, mask, j);
+        for (p, s) in s.into_iter().enumerate() {
+            hit |= b.bits(l, b.both(b.eq(l, cells::<W, B>(b, x, p), zero), s));
+        }
+    }
+    hit != 0
+}
+
+/// The minimum of the selected cells and how many hold it.
+#[inline(always)]
+pub(crate) fn min_count<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask) -> MinCount {
+    if mask.is_empty() {
+        return MinCount::EMPTY;
+    }
+    let l = Lane::of::<W>();
+    let n = 64 / B::BYTES;
+    let ones = b.splat(l, u32::MAX >> (32 - 8 * l.bytes()));
+    let mut acc = [ones; 2];
+    for j in 0..n {
+        let x = b.load(l, &block.0, j * B::BYTES);
+        let s = sels::<W, B>(b, mask, j);
+        for p in 0..planes::<W>() {
+            let c = b.fill_unselected(l, cells::<W, B>(b, x, p), s[p]);
+            acc[p] = b.min(l, acc[p], c);
+        }
+    }
+    // An empty high-nibble plane gives 0xff >> 4 = 15, which never beats a
+    // selected cell, and the count below only counts selected ones.
+    let mut min = u32::MAX;
+    for (p, &a) in acc.iter().enumerate().take(planes::<W>()) {
+        min = min.min(b.hmin(l, a) >> shift::<W>(p));
+    }
+    if W::BITS != 4 {
+        let at = eq_bits::<W, B>(b, block, b.splat(l, min));
+        let count = (at & mask.to_words()[0]).count_ones();
+        return MinCount { min, count };
+    }
+    let mut count = 0;
+    for j in 0..n {
+        let x = b.load(l, &block.0, j * B::BYTES);
+        let s = sels::<W, B>(b, mask, j);
+        for (p, s) in s.into_iter().enumerate() {
+            let at = b.eq(l, cells::<W, B>(b, x, p), b.splat(l, min << shift::<W>(p)));
+            count += b.bits(l, b.both(at, s)).count_ones();
+        }
+    }
+    MinCount { min, count }
+}
+
+/// A select-then-update kernel.
+#[derive(Clone, Copy)]
+enum Op {
+    Max,
+    Assign,
+    Add,
+    Sub,
+}
+
+/// Each selected cell `c` becomes `op(c, min(v, W::MAX))`, saturating.
+/// Written without closures: a closure is a function of its own, compiled
+/// without the caller's `#[target_feature]`, and where LLVM does not inline
+/// it every intrinsic in it becomes a call.
+#[inline(always)]
+fn update<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, v: u32, op: Op) {
+    let l = Lane::of::<W>();
+    let v = v.min(W::MAX);
+    for j in 0..64 / B::BYTES {
+        let x = b.load(l, &block.0, j * B::BYTES);
+        let s = sels::<W, B>(b, mask, j);
+        let mut out = x;
+        for (p, &s) in s.iter().enumerate().take(planes::<W>()) {
+            let c = cells::<W, B>(b, x, p);
+            let v = b.splat(l, v << shift::<W>(p));
+            let r = match op {
+                Op::Max => b.max_sel(l, c, s, v),
+                Op::Assign => b.blend(l, c, s, v),
+                // A nibble in place saturates at its top, not the byte's.
+                Op::Add if W::BITS == 4 => {
+                    let top = b.splat(l, W::MAX << shift::<W>(p));
+                    b.min(l, b.adds_sel(l, c, s, v), top)
+                }
+                Op::Add => b.adds_sel(l, c, s, v),
+                Op::Sub => b.subs_sel(l, c, s, v),
+            };
+            out = if p == 0 { r } else { b.or(out, r) };
+        }
+        b.store(l, &mut block.0, j * B::BYTES, out);
+    }
+}
+
+/// Each selected cell becomes `max(cell, min(v, W::MAX))`.
+#[inline(always)]
+pub(crate) fn max_assign<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, v: u32) {
+    update::<W, B>(b, block, mask, v, Op::Max);
+}
+
+/// Each selected cell becomes `min(v, W::MAX)`.
+#[inline(always)]
+pub(crate) fn assign<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, v: u32) {
+    update::<W, B>(b, block, mask, v, Op::Assign);
+}
+
+/// Each selected cell becomes `min(cell + r, W::MAX)`.
+#[inline(always)]
+pub(crate) fn add_sat<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, r: u32) {
+    update::<W, B>(b, block, mask, r, Op::Add);
+}
+
+/// Each selected cell becomes `cell - r`, or 0 where `r > cell`.
+#[inline(always)]
+pub(crate) fn sub_sat<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, r: u32) {
+    update::<W, B>(b, block, mask, r, Op::Sub);
+}
+
+/// The bytes of the run `start .. start + len` (clipped); an odd nibble at
+/// either end of a 4-bit run goes to `edge` (its cell number).
+#[inline(always)]
+fn run_bytes<W: Width>(
+    blocks: usize,
+    start: usize,
+    len: usize,
+    mut edge: impl FnMut(usize),
+) -> (usize, usize) {
+    let (mut lo, mut hi) = all::run_bounds(blocks * W::CELLS, start, len);
+    if W::BITS != 4 {
+        let bytes = W::BITS as usize / 8;
+        return (lo * bytes, hi * bytes);
+    }
+    if lo < hi && lo % 2 == 1 {
+        edge(lo);
+        lo += 1;
+    }
+    if lo < hi && hi % 2 == 1 {
+        hi -= 1;
+        edge(hi);
+    }
+    (lo / 2, hi / 2)
+}
+
+/// Where the last `at..end` (fewer than `BYTES`) bytes of a range in a
+/// buffer of `len` bytes (whole blocks) are processed: the vector's offset,
+/// and the range's bytes in it. The vector starts at `at` when it fits, so
+/// it does not overlap the previous step's store (a store-forwarding stall);
+/// otherwise it ends at `end`, when `end >= BYTES`, which always holds for
+/// vectors shorter than a block; a 64-byte vector is then the whole buffer,
+/// with the range in its middle.
+#[inline(always)]
+fn tail<B: Vector>(len: usize, at: usize, end: usize) -> (usize, usize, usize) {
+    if at + B::BYTES <= len {
+        (at, 0, end - at)
+    } else if end >= B::BYTES {
+        (end - B::BYTES, at + B::BYTES - end, B::BYTES)
+    } else {
+        (0, at, end)
+    }
+}
+
+/// Each cell of `x` decremented, saturating.
+#[inline(always)]
+fn dec<W: Width, B: Vector>(b: B, x: B::V) -> B::V {
+    let l = Lane::of::<W>();
+    if W::BITS == 4 {
+        let lo = b.subs(l, cells::<W, B>(b, x, 0), b.splat(l, 1));
+        b.or(lo, b.subs(l, cells::<W, B>(b, x, 1), b.splat(l, 0x10)))
+    } else {
+        b.subs(l, x, b.splat(l, 1))
+    }
+}
+
+/// `acc` plus one in each byte of each zero cell of `x` (at most 2 a byte).
+#[inline(always)]
+fn count_zeros<W: Width, B: Vector>(b: B, acc: B::V, x: B::V) -> B::V {
+    let l = Lane::of::<W>();
+    let (zero, ones) = (b.splat(l, 0), b.splat(l, u32::MAX));
+    let mut acc = acc;
+    for p in 0..planes::<W>() {
+        let z = b.eq(l, cells::<W, B>(b, x, p), zero);
+        acc = b.sub8(acc, b.masked(l, ones, z));
+    }
+    acc
+}
+
+/// Saturating decrement of each cell of a run (clipped).
+#[inline(always)]
+pub(crate) fn dec_run<W: Width, B: Vector>(b: B, blocks: &mut [Block], start: usize, len: usize) {
+    let (lo, hi) = run_bytes::<W>(blocks.len(), start, len, |i| {
+        all::dec_run::<W>(blocks, i, 1);
+    });
+    let l = Lane::of::<W>();
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(blocks);
+    let mut at = lo;
+    while at + B::BYTES <= hi {
+        let x = b.load(l, bytes, at);
+        b.store(l, bytes, at, dec::<W, B>(b, x));
+        at += B::BYTES;
+    }
+    if at < hi {
+        let (pos, from, to) = tail::<B>(bytes.len(), at, hi);
+        let x = b.load(l, bytes, pos);
+        let out = b.blend(Lane::U8, x, b.window(from, to), dec::<W, B>(b, x));
+        b.store(l, bytes, pos, out);
+    }
+}
+
+/// The number of zero cells in a run (clipped).
+#[inline(always)]
+pub(crate) fn zero_count<W: Width, B: Vector>(
+    b: B,
+    blocks: &[Block],
+    start: usize,
+    len: usize,
+) -> usize {
+    let mut n = 0;
+    let (lo, hi) = run_bytes::<W>(blocks.len(), start, len, |i| {
+        n += all::zero_count::<W>(blocks, i, 1);
+    });
+    let l = Lane::of::<W>();
+    let zero = b.splat(l, 0);
+    let bytes: &[u8] = bytemuck::cast_slice(blocks);
+    let mut at = lo;
+    // Byte counters gain at most 2 a vector: summed every 126 vectors, and
+    // once at the end, with the last partial vector's counts.
+    let mut acc = zero;
+    let mut vectors = 0;
+    while at + B::BYTES <= hi {
+        acc = count_zeros::<W, B>(b, acc, b.load(l, bytes, at));
+        at += B::BYTES;
+        vectors += 1;
+        if vectors == 126 {
+            n += b.hsum8(acc) as usize / l.bytes();
+            (acc, vectors) = (zero, 0);
+        }
+    }
+    if at < hi {
+        let (pos, from, to) = tail::<B>(bytes.len(), at, hi);
+        let last = count_zeros::<W, B>(b, zero, b.load(l, bytes, pos));
+        let last = b.masked(Lane::U8, last, b.window(from, to));
+        acc = b.sub8(acc, b.sub8(zero, last));
+    }
+    n + b.hsum8(acc) as usize / l.bytes()
+}
+
+/// The `TABLE_W1` .. `TABLE_W32` constants of a backend whose token is
+/// `$new` (of type `$token`), with each listed kernel stamped from the
+/// generic one inside a function with `$features` enabled; the other slots,
+/// and every slot of 1- and 2-bit cells, run the scalar reference.
+macro_rules! stamp {
+    (
+        isa: $isa:expr, token: $token:ty, new: $new:expr, features: $features:tt,
+        $($w:ident: $table:ident [$($k:ident),* $(,)?]),* $(,)?
+    ) => {
+        pub(crate) const TABLE_W1: $crate::Kernels<$crate::W1> = $crate::Kernels::scalar_as($isa);
+        pub(crate) const TABLE_W2: $crate::Kernels<$crate::W2> = $crate::Kernels::scalar_as($isa);
+        $(
+            pub(crate) const $table: $crate::Kernels<$crate::$w> = {
+                type W = $crate::$w;
+                use $crate::arch::generic as g;
+                $($crate::arch::generic::stamp!(@$k, $token, $new, $features);)*
+                $crate::Kernels {
+                    $($k,)*
+                    ..$crate::Kernels::scalar_as($isa)
+                }
+            };
+        )*
+    };
+    (@any_zero, $token:ty, $new:expr, [$($f:literal)?]) => {
+        $(#[target_feature(enable = $f)])?
+        fn any_zero(block: &$crate::Block, mask: <W as $crate::Width>::Mask) -> bool {
+            g::any_zero::<W, $token>($new, block, mask)
+        }
+    };
+    (@min_count, $token:ty, $new:expr, [$($f:literal)?]) => {
+        $(#[target_feature(enable = $f)])?
+        fn min_count(
+            block: &$crate::Block,
+            mask: <W as $crate::Width>::Mask,
+        ) -> $crate::MinCount {
+            g::min_count::<W, $token>($new, block, mask)
+        }
+    };
+    (@dec_run, $token:ty, $new:expr, [$($f:literal)?]) => {
+        $(#[target_feature(enable = $f)])?
+        fn dec_run(blocks: &mut [$crate::Block], start: usize, len: usize) {
+            g::dec_run::<W, $token>($new, blocks, start, len)
+        }
+    };
+    (@zero_count, $token:ty, $new:expr, [$($f:literal)?]) => {
+        $(#[target_feature(enable = $f)])?
+        fn zero_count(blocks: &[$crate::Block], start: usize, len: usize) -> usize {
+            g::zero_count::<W, $token>($new, blocks, start, len)
+        }
+    };
+    (@$k:ident, $token:ty, $new:expr, [$($f:literal)?]) => {
+        $(#[target_feature(enable = $f)])?
+        fn $k(block: &mut $crate::Block, mask: <W as $crate::Width>::Mask, v: u32) {
+            g::$k::<W, $token>($new, block, mask, v)
+        }
+    };
+}
+pub(crate) use stamp;
