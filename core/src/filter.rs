@@ -42,36 +42,40 @@ pub(crate) fn hash_into<'b, H: BuildHasher, K: Hash>(
     &buf[..keys.len()]
 }
 
-/// The batch loop every filter's `*_batch_hash` runs: `op(t, i)` for each
-/// item `i < n` in order, and, when `prefetching` (a filter of at least
-/// [`PREFETCH_MIN_BYTES`](crate::store::PREFETCH_MIN_BYTES)), `prefetch(t, i)`
-/// [`LOOKAHEAD`](crate::store::LOOKAHEAD) items ahead, so the cache misses of a
-/// batch overlap. Prefetches change nothing, so the batch equals the items
-/// one by one.
-#[inline(always)]
-pub(crate) fn batch<T: ?Sized>(
-    t: &mut T,
-    n: usize,
-    prefetching: bool,
-    prefetch: impl Fn(&T, usize),
-    mut op: impl FnMut(&mut T, usize),
-) {
-    if !prefetching {
-        for i in 0..n {
-            op(t, i);
+/// The batch loop every filter's `*_batch_hash` runs, as a macro so that
+/// its body stays inside the `Body::run` that invokes it and so inside the
+/// instruction set's `#[target_feature]` function (a closure handed to a
+/// function may be compiled out of line, without those features, where the
+/// kernels cannot inline: `.ci/check-inlining` caught exactly that).
+///
+/// `batch!(n, prefetching, |i| prefetch, |i| op)` runs `op` for each item
+/// `i < n` in order, and, when `prefetching` (a filter of at least
+/// [`PREFETCH_MIN_BYTES`](crate::store::PREFETCH_MIN_BYTES)), `prefetch`
+/// [`LOOKAHEAD`](crate::store::LOOKAHEAD) items ahead, so the cache misses
+/// of a batch overlap. Prefetches change nothing, so the batch equals the
+/// items one by one.
+macro_rules! batch {
+    ($n:expr, $prefetching:expr, |$p:ident| $prefetch:expr, |$i:ident| $op:expr) => {{
+        let n: usize = $n;
+        if $prefetching {
+            for $p in 0..n.min($crate::store::LOOKAHEAD) {
+                $prefetch;
+            }
+            for $i in 0..n {
+                if $i + $crate::store::LOOKAHEAD < n {
+                    let $p = $i + $crate::store::LOOKAHEAD;
+                    $prefetch;
+                }
+                $op;
+            }
+        } else {
+            for $i in 0..n {
+                $op;
+            }
         }
-        return;
-    }
-    for i in 0..n.min(crate::store::LOOKAHEAD) {
-        prefetch(t, i);
-    }
-    for i in 0..n {
-        if i + crate::store::LOOKAHEAD < n {
-            prefetch(t, i + crate::store::LOOKAHEAD);
-        }
-        op(t, i);
-    }
+    }};
 }
+pub(crate) use batch;
 
 /// Keyed forms of a filter's `*_hash` methods, as inherent methods: each
 /// hashes its key with [`hash`](crate::classic::Classic::hash) (the

@@ -681,16 +681,14 @@ impl<S: Storage, H: BuildHasher> Body for InsertBatch<'_, S, H> {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
-        let (ops, hashes) = (Ops::new(backend), self.hashes);
-        let prefetching = self.filter.prefetching();
-        crate::filter::batch(
-            self.filter,
+        let (ops, f, hashes) = (Ops::new(backend), self.filter, self.hashes);
+        crate::filter::batch!(
             hashes.len(),
-            prefetching,
-            |f, i| f.prefetch_hash(hashes[i]),
-            |f, i| {
+            f.prefetching(),
+            |i| f.prefetch_hash(hashes[i]),
+            |i| {
                 f.insert_with(ops, hashes[i]);
-            },
+            }
         );
     }
 }
@@ -706,13 +704,12 @@ impl<S: Storage, H: BuildHasher> Body for ContainsBatch<'_, S, H> {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
-        let (ops, f, hashes) = (Ops::new(backend), self.filter, self.hashes);
-        crate::filter::batch(
-            self.found,
+        let (ops, f, hashes, found) = (Ops::new(backend), self.filter, self.hashes, self.found);
+        crate::filter::batch!(
             hashes.len(),
             f.prefetching(),
-            |_, i| f.prefetch_hash(hashes[i]),
-            |found, i| found[i] = f.contains_with(ops, hashes[i]),
+            |i| f.prefetch_hash(hashes[i]),
+            |i| found[i] = f.contains_with(ops, hashes[i])
         );
     }
 }

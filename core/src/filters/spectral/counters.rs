@@ -32,7 +32,7 @@ pub enum Table {
 /// plain, unblocked store of one table, as an example:
 ///
 /// ```
-/// use streambloom::spectral::{Counters, CountersMut, MinimalIncrease, Policy, Table};
+/// use streambloom::spectral::{Counters, CountersMut, MinimalIncrease, Policy, Table, MAX_ITEM_COUNTERS};
 /// use streambloom::MinCount;
 ///
 /// /// One table of counters, an item's `k` at `h + i` (mod the length).
@@ -49,8 +49,12 @@ pub enum Table {
 ///         MinCount { min, count }
 ///     }
 ///     fn marked(&self, _: u64) -> bool { false }
-///     fn each_primary(&self, h: u64, mut f: impl FnMut(usize, u32) -> bool) {
-///         for i in self.at(h) { if !f(i, self.0[i]) { break } }
+///     fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
+///         let mut ids: Vec<usize> = self.at(h).collect();
+///         ids.sort();
+///         ids.dedup();
+///         for (slot, &i) in out.iter_mut().zip(&ids) { *slot = (i, self.0[i]) }
+///         ids.len()
 ///     }
 /// }
 /// impl CountersMut for Plain {
@@ -80,12 +84,21 @@ pub trait Counters {
     /// Whether the marker filter holds the item (`false` without a marker).
     fn marked(&self, h: u64) -> bool;
 
-    /// Calls `f(id, value)` for each of the item's distinct primary
-    /// counters in increasing `id` order, until `f` returns `false`. `id`
-    /// names the counter across the filter (Trapping remembers counters by
-    /// it).
-    fn each_primary(&self, h: u64, f: impl FnMut(usize, u32) -> bool);
+    /// Writes the item's distinct primary counters as `(id, value)` to the
+    /// front of `out`, in increasing `id` order, and returns how many.
+    /// `id` names the counter across the filter (Trapping remembers
+    /// counters by it). An array rather than a callback: the hot loops
+    /// must not hand closures to out-of-line code (see `filter::batch!`).
+    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize;
 }
+
+/// The most distinct counters an item has in one table: all the counters
+/// of a 64-byte block of 8-bit counters.
+///
+/// ```
+/// assert_eq!(streambloom::spectral::MAX_ITEM_COUNTERS, 64);
+/// ```
+pub const MAX_ITEM_COUNTERS: usize = 64;
 
 /// Write access to a filter's counters: every update saturates at 0 and at
 /// the counters' maximum, never wraps. (The example is on [`Counters`].)

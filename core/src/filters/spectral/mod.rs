@@ -70,7 +70,7 @@ mod window;
 #[cfg(test)]
 mod tests;
 
-pub use counters::{Counters, CountersMut, Table};
+pub use counters::{Counters, CountersMut, Table, MAX_ITEM_COUNTERS};
 use policy::Plan;
 pub use policy::{MinimalIncrease, MinimumSelection, Policy, Removable};
 pub use range::{RangeCount, RangeTree};
@@ -212,21 +212,25 @@ impl Geometry {
         !ops.any_zero(&blocks[p.block], p.mask)
     }
 
-    /// Calls `f(id, value)` for the item's distinct primary counters.
+    /// The item's distinct primary counters ([`Counters::primary_counters`]).
     #[inline(always)]
-    fn each_primary<W: Counter>(
+    fn primary_counters<W: Counter>(
         &self,
         blocks: &[Block],
         h: u64,
-        mut f: impl FnMut(usize, u32) -> bool,
-    ) {
+        out: &mut [(usize, u32); MAX_ITEM_COUNTERS],
+    ) -> usize {
         let p = self.primary::<W>(h);
         let mut cells = p.mask;
+        let mut n = 0;
         while let Some(i) = cells.pop_lowest() {
-            if !f(p.block * W::CELLS + i, cell::<W>(&blocks[p.block], i)) {
-                break;
+            // A block holds at most MAX_ITEM_COUNTERS counters.
+            if let Some(slot) = out.get_mut(n) {
+                *slot = (p.block * W::CELLS + i, cell::<W>(&blocks[p.block], i));
+                n += 1;
             }
         }
+        n
     }
 }
 
@@ -243,8 +247,8 @@ impl<W: Counter, B: Backend> Counters for Ctx<'_, W, B> {
     }
 
     #[inline(always)]
-    fn each_primary(&self, h: u64, f: impl FnMut(usize, u32) -> bool) {
-        self.geo.each_primary::<W>(self.blocks, h, f);
+    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
+        self.geo.primary_counters::<W>(self.blocks, h, out)
     }
 }
 
@@ -261,8 +265,8 @@ impl<W: Counter, B: Backend> Counters for CtxMut<'_, W, B> {
     }
 
     #[inline(always)]
-    fn each_primary(&self, h: u64, f: impl FnMut(usize, u32) -> bool) {
-        self.geo.each_primary::<W>(self.blocks, h, f);
+    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
+        self.geo.primary_counters::<W>(self.blocks, h, out)
     }
 }
 
@@ -1239,17 +1243,15 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for InsertBatch<'_,
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
-        let hashes = self.hashes;
-        let prefetching = self.filter.prefetching();
-        crate::filter::batch(
-            self.filter,
+        let (f, hashes) = (self.filter, self.hashes);
+        crate::filter::batch!(
             hashes.len(),
-            prefetching,
-            |f, i| f.prefetch_hash(hashes[i]),
-            |f, i| {
+            f.prefetching(),
+            |i| f.prefetch_hash(hashes[i]),
+            |i| {
                 let (policy, mut ctx) = f.parts(backend);
                 policy.insert(&mut ctx, hashes[i], 1);
-            },
+            }
         );
     }
 }
@@ -1264,17 +1266,15 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Body for RemoveBatch<
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
-        let hashes = self.hashes;
-        let prefetching = self.filter.prefetching();
-        crate::filter::batch(
-            self.filter,
+        let (f, hashes) = (self.filter, self.hashes);
+        crate::filter::batch!(
             hashes.len(),
-            prefetching,
-            |f, i| f.prefetch_hash(hashes[i]),
-            |f, i| {
+            f.prefetching(),
+            |i| f.prefetch_hash(hashes[i]),
+            |i| {
                 let (policy, mut ctx) = f.parts(backend);
                 policy.remove(&mut ctx, hashes[i], 1);
-            },
+            }
         );
     }
 }
@@ -1290,14 +1290,13 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for EstimateBatch<'
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
-        let (f, hashes) = (self.filter, self.hashes);
+        let (f, hashes, counts) = (self.filter, self.hashes, self.counts);
         let ctx = f.ctx(backend);
-        crate::filter::batch(
-            self.counts,
+        crate::filter::batch!(
             hashes.len(),
             f.prefetching(),
-            |_, i| f.prefetch_hash(hashes[i]),
-            |counts, i| counts[i] = f.policy.estimate(&ctx, hashes[i]),
+            |i| f.prefetch_hash(hashes[i]),
+            |i| counts[i] = f.policy.estimate(&ctx, hashes[i])
         );
     }
 }

@@ -1,6 +1,8 @@
 //! **Recurring Minimum** (§3.3) with its optional marker filter `B_f` and
 //! the Trapping variant of §3.3.1.
 
+#[cfg(feature = "alloc")]
+use super::counters::MAX_ITEM_COUNTERS;
 use super::counters::{Counters, CountersMut, Table};
 use super::policy::{sealed, Plan, Policy, Removable};
 use crate::{Error, Result};
@@ -219,19 +221,17 @@ impl RecurringMinimum {
         let before = c.min_count(Table::Primary, h);
         c.add(Table::Primary, h, r);
         let m = before.min.saturating_add(r);
+        let mut cells = [(0, 0); MAX_ITEM_COUNTERS];
+        let n = c.primary_counters(h, &mut cells);
+        let cells = &cells[..n];
         if before.count >= 2 {
-            let mut sprung = [0u64; 64];
-            let mut n = 0;
-            c.each_primary(h, |id, _| {
-                if let Some(victim) = traps.remove(&id) {
-                    if victim != h {
-                        sprung[n] = victim;
-                        n += 1;
-                    }
+            for &(id, _) in cells {
+                let Some(victim) = traps.remove(&id) else {
+                    continue;
+                };
+                if victim == h {
+                    continue;
                 }
-                n < sprung.len()
-            });
-            for &victim in &sprung[..n] {
                 let owed = c.min_count(Table::Secondary, victim).min;
                 let back = before.min.min(owed.saturating_sub(1));
                 c.sub(Table::Secondary, victim, back);
@@ -239,12 +239,9 @@ impl RecurringMinimum {
             }
             return;
         }
-        c.each_primary(h, |id, value| {
-            if value == m {
-                traps.insert(id, h);
-            }
-            value != m
-        });
+        if let Some(&(id, _)) = cells.iter().find(|&&(_, value)| value == m) {
+            traps.insert(id, h);
+        }
         c.add(Table::Secondary, h, m);
         c.sub(Table::Primary, h, m);
         if marker {

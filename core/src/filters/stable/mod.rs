@@ -926,13 +926,12 @@ impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsBatch<'_, W, S, H> {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
-        let (ops, f, hashes) = (Ops::new(backend), self.filter, self.hashes);
-        crate::filter::batch(
-            self.found,
+        let (ops, f, hashes, found) = (Ops::new(backend), self.filter, self.hashes, self.found);
+        crate::filter::batch!(
             hashes.len(),
             f.prefetching(),
-            |_, i| f.prefetch_hash(hashes[i]),
-            |found, i| found[i] = f.contains_with(ops, hashes[i]),
+            |i| f.prefetch_hash(hashes[i]),
+            |i| found[i] = f.contains_with(ops, hashes[i])
         );
     }
 }
