@@ -162,7 +162,12 @@ impl Mode {
     /// removals (without them it changes nothing the experiment measures
     /// but the reading of the secondary).
     pub fn filters(self) -> Vec<Filter> {
-        let mut f = vec![Filter::Ms, Filter::Mi, rm(Reading::Equal), rm(Reading::Extra)];
+        let mut f = vec![
+            Filter::Ms,
+            Filter::Mi,
+            rm(Reading::Equal),
+            rm(Reading::Extra),
+        ];
         if self != Mode::Insert {
             f.extend([rm_marked(Reading::Equal), rm_marked(Reading::Extra)]);
         }
@@ -270,7 +275,13 @@ fn flat(filter: Filter, m: usize, family: Family, seed: u64) -> Box<dyn Deletes>
 }
 
 /// One run of the experiment's filters on one stream.
-fn run_once(layout: Layout, point: &Point, mode: Mode, scale: Scale, seed: u64) -> Result<Trial, String> {
+fn run_once(
+    layout: Layout,
+    point: &Point,
+    mode: Mode,
+    scale: Scale,
+    seed: u64,
+) -> Result<Trial, String> {
     let m = counters(point.gamma);
     let zipf = Zipf::new(point.skew);
     let mut rng = Rng::new(seed);
@@ -278,7 +289,10 @@ fn run_once(layout: Layout, point: &Point, mode: Mode, scale: Scale, seed: u64) 
     let hash_seed = streambloom::hash::mix64(seed ^ 0x4A54);
     let filters = mode.filters();
     if let Some(family) = layout.family() {
-        let mut f: Vec<_> = filters.iter().map(|&x| flat(x, m, family, hash_seed)).collect();
+        let mut f: Vec<_> = filters
+            .iter()
+            .map(|&x| flat(x, m, family, hash_seed))
+            .collect();
         return Ok(if mode == Mode::Insert {
             let mut f: Vec<Box<dyn Counts>> = f.into_iter().map(|g| g as Box<dyn Counts>).collect();
             insert_only(&stream, &mut f)

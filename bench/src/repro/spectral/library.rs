@@ -59,7 +59,11 @@ pub fn counts<W: Counter>(filter: Filter, m: usize, seed: u64) -> Result<Box<dyn
 /// The same for the experiments with deletions: Minimal Increase cannot
 /// delete in the library, so the paper's "MI with deletions" runs on the
 /// library's blocked layout through the public kernels ([`MiWithDeletes`]).
-pub fn deletes<W: Counter>(filter: Filter, m: usize, seed: u64) -> Result<Box<dyn Deletes>, String> {
+pub fn deletes<W: Counter>(
+    filter: Filter,
+    m: usize,
+    seed: u64,
+) -> Result<Box<dyn Deletes>, String> {
     let k = K as u32;
     Ok(match filter {
         Filter::Ms => Box::new(

@@ -183,7 +183,8 @@ fn table1(lines: &[Line]) -> String {
 }
 
 fn claims(claims: &[Claim]) -> String {
-    let mut out = "\nThe paper's claims beside our figures (✓ = the claim's test holds):\n".to_owned();
+    let mut out =
+        "\nThe paper's claims beside our figures (✓ = the claim's test holds):\n".to_owned();
     for c in claims {
         let _ = writeln!(out, "\n[{}] {}; paper: {}", c.section, c.what, c.paper);
         let mut t = Table::new(&[
@@ -209,7 +210,10 @@ fn claims(claims: &[Claim]) -> String {
     }
     let mut t = Table::new(&[("claim", Align::Left), ("verdict", Align::Left)]);
     for c in claims {
-        t.row(vec![format!("[{}] {}", c.section, c.what), c.verdict.clone()]);
+        t.row(vec![
+            format!("[{}] {}", c.section, c.what),
+            c.verdict.clone(),
+        ]);
     }
     let _ = write!(out, "\nVerdicts:\n{}", t.render());
     out
