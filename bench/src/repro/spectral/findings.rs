@@ -134,7 +134,7 @@ fn spread(s: Spread, decimals: usize) -> String {
 }
 
 /// Table 1's measured row for `layout` and `reading` at γ = 0.7.
-fn t1<'a>(lines: &'a [Line], layout: Layout, reading: Reading) -> Option<&'a table1::Measured> {
+fn t1(lines: &[Line], layout: Layout, reading: Reading) -> Option<&table1::Measured> {
     lines
         .iter()
         .find(|l| l.gamma == 0.7)?

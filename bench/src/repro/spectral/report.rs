@@ -83,9 +83,11 @@ pub fn pm(s: Spread, d: usize) -> String {
     format!("{}±{}", num(Some(s.mean), d), num(Some(s.se), d))
 }
 
-/// The metrics a figure prints, one table each: name, decimals, and the
-/// field.
-pub const METRICS: [(&str, usize, fn(&FilterScore) -> Spread); 3] = [
+/// One metric a figure prints: its name, decimals, and the field.
+pub type Metric = (&'static str, usize, fn(&FilterScore) -> Spread);
+
+/// The metrics a figure prints, one table each.
+pub const METRICS: [Metric; 3] = [
     ("E_ratio", 4, |s| s.e_ratio),
     ("E_add", 3, |s| s.e_add),
     ("FN rate", 4, |s| s.fn_rate),

@@ -147,14 +147,12 @@ const PAPER: [[f64; 8]; 5] = [
 /// The loads of Table 1, for the progress bar.
 pub const LOADS: usize = PAPER.len();
 
+/// Minimum Selection and Recurring Minimum, side by side on one stream.
+type Pair = (Box<dyn Counts>, Box<dyn Recurring>);
+
 /// Minimum Selection at `m` and Recurring Minimum under `reading`, on
 /// `layout` (the unblocked Recurring Minimum traced).
-fn filters(
-    layout: Layout,
-    m: usize,
-    reading: Reading,
-    seed: u64,
-) -> Result<(Box<dyn Counts>, Box<dyn Recurring>), String> {
+fn filters(layout: Layout, m: usize, reading: Reading, seed: u64) -> Result<Pair, String> {
     let ms = Filter::Ms;
     Ok(match layout {
         Layout::Blocked16 => (

@@ -16,7 +16,8 @@ pub const K: usize = 5;
 pub struct Scale {
     /// Items in each stream (the paper's M).
     pub items: usize,
-    /// Runs, with fixed seeds, averaged into each point.
+    /// Runs per point, each with its own stream and hash seed (fixed, so
+    /// that a rerun prints the same figures).
     pub runs: u64,
 }
 
