@@ -1,6 +1,6 @@
 //! The experiments of §6.1–6.2: insertions only, deletion phases and a
-//! sliding window, each run on the three policies (MS, MI, RM) of one
-//! layout and averaged over fixed seeds.
+//! sliding window, each run on the filters of one layout, several runs per
+//! point, each run with its own stream and hash seed.
 
 use std::collections::VecDeque;
 
@@ -8,19 +8,21 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use super::library::{self, bloom_error, Rng, W16, W32};
-use super::reference::{Flat, FlatMi, FlatMs, FlatRm};
+use super::reference::{Family, Flat, FlatMi, FlatMs, FlatRm, Hashing};
 use super::workload::{counters, score, Counts, Deletes, Scale, Score, Zipf, K, N};
 
 /// Where the counters are: the library's blocked layout at a width, or the
-/// unblocked reference.
+/// unblocked reference with one of its hash families.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Layout {
     /// `Spectral<P, W16>`: 32 counters per block.
     Blocked16,
     /// `Spectral<P, W32>`: 16 counters per block.
     Blocked32,
-    /// The reference of [`super::reference`].
+    /// The reference of [`super::reference`], our hash.
     Unblocked,
+    /// The reference with the paper's hash `⌈m(αv mod 1)⌉`.
+    UnblockedPaper,
 }
 
 impl Layout {
@@ -30,6 +32,7 @@ impl Layout {
             Layout::Blocked16 => "blocked W16",
             Layout::Blocked32 => "blocked W32",
             Layout::Unblocked => "unblocked",
+            Layout::UnblockedPaper => "unblocked αv",
         }
     }
 
@@ -37,8 +40,108 @@ impl Layout {
     pub fn max(self) -> u32 {
         match self {
             Layout::Blocked16 => u32::from(u16::MAX),
-            Layout::Blocked32 | Layout::Unblocked => u32::MAX,
+            Layout::Blocked32 | Layout::Unblocked | Layout::UnblockedPaper => u32::MAX,
         }
+    }
+
+    /// The reference's hash family, for the unblocked layouts.
+    pub fn family(self) -> Option<Family> {
+        match self {
+            Layout::Blocked16 | Layout::Blocked32 => None,
+            Layout::Unblocked => Some(Family::Mixed),
+            Layout::UnblockedPaper => Some(Family::Paper),
+        }
+    }
+}
+
+/// The two readings of Recurring Minimum's memory.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+pub enum Reading {
+    /// §6.1: primary and secondary together use the `m` counters of the
+    /// other policies (primary `m − m/3`, secondary `m/3`).
+    Equal,
+    /// Table 1: the primary has `m`, the secondary `m/2` on top.
+    Extra,
+}
+
+impl Reading {
+    /// Both, in report order.
+    pub const BOTH: [Reading; 2] = [Reading::Equal, Reading::Extra];
+
+    /// The name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reading::Equal => "equal memory",
+            Reading::Extra => "secondary extra",
+        }
+    }
+
+    /// (primary, secondary) counters for a budget of `m`.
+    pub fn split(self, m: usize) -> (usize, usize) {
+        match self {
+            Reading::Equal => (m - m / 3, m / 3),
+            Reading::Extra => (m, m / 2),
+        }
+    }
+}
+
+/// One filter of an experiment.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Filter {
+    /// Minimum Selection, `m` counters.
+    Ms,
+    /// Minimal Increase, `m` counters.
+    Mi,
+    /// Recurring Minimum under a memory reading, with `B_f` of `m` bits or
+    /// without.
+    Rm {
+        /// How its memory compares with the others'.
+        reading: Reading,
+        /// Whether it has the marker filter `B_f`.
+        marker: bool,
+    },
+}
+
+impl Filter {
+    /// The name in reports: `RM=` at equal memory, `RM+` with the secondary
+    /// as extra memory, `B_f` with the marker.
+    pub fn name(self) -> &'static str {
+        match self {
+            Filter::Ms => "MS",
+            Filter::Mi => "MI",
+            Filter::Rm {
+                reading: Reading::Equal,
+                marker: false,
+            } => "RM=",
+            Filter::Rm {
+                reading: Reading::Extra,
+                marker: false,
+            } => "RM+",
+            Filter::Rm {
+                reading: Reading::Equal,
+                marker: true,
+            } => "RM= B_f",
+            Filter::Rm {
+                reading: Reading::Extra,
+                marker: true,
+            } => "RM+ B_f",
+        }
+    }
+}
+
+/// Recurring Minimum without `B_f` under `reading`.
+pub const fn rm(reading: Reading) -> Filter {
+    Filter::Rm {
+        reading,
+        marker: false,
+    }
+}
+
+/// Recurring Minimum with `B_f` under `reading`.
+pub const fn rm_marked(reading: Reading) -> Filter {
+    Filter::Rm {
+        reading,
+        marker: true,
     }
 }
 
@@ -54,16 +157,47 @@ pub enum Mode {
     Window,
 }
 
-/// Scores of [MS, MI, RM] on one point, and the largest counter seen.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Trial {
-    /// Minimum Selection, Minimal Increase, Recurring Minimum.
-    pub s: [Score; 3],
-    /// The largest counter any of them held.
-    pub peak: u32,
+impl Mode {
+    /// The filters the experiment runs: `B_f` only where there are
+    /// removals (without them it changes nothing the experiment measures
+    /// but the reading of the secondary).
+    pub fn filters(self) -> Vec<Filter> {
+        let mut f = vec![
+            Filter::Ms,
+            Filter::Mi,
+            rm(Reading::Equal),
+            rm(Reading::Extra),
+        ];
+        if self != Mode::Insert {
+            f.extend([rm_marked(Reading::Equal), rm_marked(Reading::Extra)]);
+        }
+        f
+    }
+
+    fn tag(self) -> u64 {
+        match self {
+            Mode::Insert => 1,
+            Mode::Delete => 2,
+            Mode::Window => 3,
+        }
+    }
 }
 
-fn insert_only(stream: &[u64], mut f: [&mut dyn Counts; 3]) -> Trial {
+/// The seed of run `run` at point `point` of experiment `tag`: every
+/// (experiment, point, run) has its own stream and hash seed; the layouts
+/// share them (paired runs).
+pub fn seed(tag: u64, point: usize, run: u64) -> u64 {
+    streambloom::hash::mix64(0x5EC7_0000_0000_0000 ^ (tag << 40) ^ ((point as u64) << 20) ^ run)
+}
+
+/// One run's scores, in the order of [`Mode::filters`], and the largest
+/// counter seen.
+struct Trial {
+    s: Vec<Score>,
+    peak: u32,
+}
+
+fn insert_only(stream: &[u64], f: &mut [Box<dyn Counts>]) -> Trial {
     let mut truth = vec![0u32; N];
     for &v in stream {
         truth[v as usize] += 1;
@@ -73,11 +207,11 @@ fn insert_only(stream: &[u64], mut f: [&mut dyn Counts; 3]) -> Trial {
     }
     Trial {
         peak: f.iter().map(|g| g.peak()).max().unwrap_or(0),
-        s: f.map(|g| score(&truth, g)),
+        s: f.iter().map(|g| score(&truth, g.as_ref())).collect(),
     }
 }
 
-fn with_deletes(mode: Mode, stream: &[u64], rng: &mut Rng, mut f: [&mut dyn Deletes; 3]) -> Trial {
+fn with_deletes(mode: Mode, stream: &[u64], rng: &mut Rng, f: &mut [Box<dyn Deletes>]) -> Trial {
     let mut truth = vec![0u32; N];
     let mut peak = 0;
     let fifth = stream.len() / 5;
@@ -123,39 +257,24 @@ fn with_deletes(mode: Mode, stream: &[u64], rng: &mut Rng, mut f: [&mut dyn Dele
         }
     }
     Trial {
-        s: f.map(|g| score(&truth, g)),
+        s: f.iter().map(|g| score(&truth, g.as_ref())).collect(),
         peak,
     }
 }
 
-fn blocked<W: library::Counter>(
-    m: usize,
-    mode: Mode,
-    stream: &[u64],
-    rng: &mut Rng,
-    seed: u64,
-) -> Result<Trial, String> {
-    Ok(if mode == Mode::Insert {
-        let (mut ms, mut mi, mut rm) = library::insert_only::<W>(m, seed)?;
-        insert_only(stream, [&mut ms, &mut mi, &mut rm])
-    } else {
-        let (mut ms, mut mi, mut rm) = library::with_deletes::<W>(m, seed)?;
-        with_deletes(mode, stream, rng, [&mut ms, &mut mi, &mut rm])
-    })
-}
-
-fn unblocked(m: usize, mode: Mode, stream: &[u64], rng: &mut Rng, seed: u64) -> Trial {
-    let mut ms = FlatMs(Flat::new(m, seed));
-    let mut mi = FlatMi(Flat::new(m, seed));
-    let mut rm = FlatRm::new(m - m / 3, m / 3, seed);
-    if mode == Mode::Insert {
-        insert_only(stream, [&mut ms, &mut mi, &mut rm])
-    } else {
-        with_deletes(mode, stream, rng, [&mut ms, &mut mi, &mut rm])
+/// The unblocked reference's `filter` at `m` counters.
+fn flat(filter: Filter, m: usize, family: Family, seed: u64) -> Box<dyn Deletes> {
+    match filter {
+        Filter::Ms => Box::new(FlatMs(Flat::new(m, Hashing::new(family, seed)))),
+        Filter::Mi => Box::new(FlatMi(Flat::new(m, Hashing::new(family, seed)))),
+        Filter::Rm { reading, marker } => {
+            let (p, s) = reading.split(m);
+            Box::new(FlatRm::new(p, s, if marker { m } else { 0 }, family, seed))
+        }
     }
 }
 
-/// One run of the three policies on one stream.
+/// One run of the experiment's filters on one stream.
 fn run_once(
     layout: Layout,
     point: &Point,
@@ -167,27 +286,133 @@ fn run_once(
     let zipf = Zipf::new(point.skew);
     let mut rng = Rng::new(seed);
     let stream: Vec<u64> = (0..scale.items).map(|_| zipf.sample(&mut rng)).collect();
-    match layout {
-        Layout::Blocked16 => blocked::<W16>(m, mode, &stream, &mut rng, seed),
-        Layout::Blocked32 => blocked::<W32>(m, mode, &stream, &mut rng, seed),
-        Layout::Unblocked => Ok(unblocked(m, mode, &stream, &mut rng, seed)),
+    let hash_seed = streambloom::hash::mix64(seed ^ 0x4A54);
+    let filters = mode.filters();
+    if let Some(family) = layout.family() {
+        let mut f: Vec<_> = filters
+            .iter()
+            .map(|&x| flat(x, m, family, hash_seed))
+            .collect();
+        return Ok(if mode == Mode::Insert {
+            let mut f: Vec<Box<dyn Counts>> = f.into_iter().map(|g| g as Box<dyn Counts>).collect();
+            insert_only(&stream, &mut f)
+        } else {
+            with_deletes(mode, &stream, &mut rng, &mut f)
+        });
+    }
+    let wide = layout == Layout::Blocked32;
+    Ok(if mode == Mode::Insert {
+        let mut f = filters
+            .iter()
+            .map(|&x| {
+                if wide {
+                    library::counts::<W32>(x, m, hash_seed)
+                } else {
+                    library::counts::<W16>(x, m, hash_seed)
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        insert_only(&stream, &mut f)
+    } else {
+        let mut f = filters
+            .iter()
+            .map(|&x| {
+                if wide {
+                    library::deletes::<W32>(x, m, hash_seed)
+                } else {
+                    library::deletes::<W16>(x, m, hash_seed)
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        with_deletes(mode, &stream, &mut rng, &mut f)
+    })
+}
+
+/// A mean over runs and its standard error.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct Spread {
+    /// The mean over runs.
+    pub mean: f64,
+    /// Its standard error, `sd / √runs` (0 for one run).
+    pub se: f64,
+}
+
+impl Spread {
+    /// The mean and standard error of `xs`.
+    pub fn of(xs: impl IntoIterator<Item = f64>) -> Spread {
+        let xs: Vec<f64> = xs.into_iter().collect();
+        let n = xs.len() as f64;
+        if xs.is_empty() {
+            return Spread::default();
+        }
+        let mean = xs.iter().sum::<f64>() / n;
+        let var = if xs.len() > 1 {
+            xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        Spread {
+            mean,
+            se: (var / n).sqrt(),
+        }
     }
 }
 
-/// [`run_once`] averaged over `scale.runs` fixed seeds.
-fn averaged(layout: Layout, point: &Point, mode: Mode, scale: Scale) -> Result<Trial, String> {
-    let mut acc = Trial::default();
-    let runs = scale.runs as f64;
-    for seed in 0..scale.runs {
-        let r = run_once(layout, point, mode, scale, 0x5EC7 + seed)?;
-        for (a, s) in acc.s.iter_mut().zip(r.s) {
-            a.e_add += s.e_add / runs;
-            a.e_ratio += s.e_ratio / runs;
-            a.fn_rate += s.fn_rate / runs;
+/// One filter's §6.1 metrics at one point: mean ± standard error over runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct FilterScore {
+    /// The filter's name ([`Filter::name`]).
+    pub filter: &'static str,
+    /// `E_add`.
+    pub e_add: Spread,
+    /// `E_ratio`.
+    pub e_ratio: Spread,
+    /// The false-negative rate.
+    pub fn_rate: Spread,
+}
+
+/// One layout's results at one point: every filter's scores over the runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measured {
+    /// Per filter, in the order of [`Mode::filters`].
+    pub filters: Vec<FilterScore>,
+    /// Per run, per filter: the scores the means are taken over (for the
+    /// paired comparisons of the claims).
+    #[serde(skip)]
+    pub runs: Vec<Vec<Score>>,
+    /// The largest counter any filter held in any run.
+    #[serde(skip)]
+    pub peak: u32,
+}
+
+impl Measured {
+    fn of(filters: &[Filter], runs: Vec<Vec<Score>>, peak: u32) -> Measured {
+        let spread = |i: usize, f: fn(&Score) -> f64| Spread::of(runs.iter().map(|r| f(&r[i])));
+        Measured {
+            filters: filters
+                .iter()
+                .enumerate()
+                .map(|(i, f)| FilterScore {
+                    filter: f.name(),
+                    e_add: spread(i, |s| s.e_add),
+                    e_ratio: spread(i, |s| s.e_ratio),
+                    fn_rate: spread(i, |s| s.fn_rate),
+                })
+                .collect(),
+            runs,
+            peak,
         }
-        acc.peak = acc.peak.max(r.peak);
     }
-    Ok(acc)
+
+    /// The scores of `filter`, if the experiment ran it.
+    pub fn get(&self, filter: Filter) -> Option<&FilterScore> {
+        self.filters.iter().find(|s| s.filter == filter.name())
+    }
+
+    /// The position of `filter` in the runs' scores.
+    pub fn index(&self, filter: Filter) -> Option<usize> {
+        self.filters.iter().position(|s| s.filter == filter.name())
+    }
 }
 
 /// A point of a figure: its label, load and skew.
@@ -215,21 +440,64 @@ impl Point {
     }
 }
 
-/// One experiment over `points`: per layout, the points' trials.
+/// One experiment over `points`: per layout, per point, the filters'
+/// scores over `scale.runs` runs.
 pub fn sweep(
     layouts: &[Layout],
     points: &[Point],
     mode: Mode,
     scale: Scale,
     bar: &ProgressBar,
-) -> Result<Vec<Vec<Trial>>, String> {
+) -> Result<Vec<Vec<Measured>>, String> {
+    let filters = mode.filters();
     let mut out = vec![Vec::new(); layouts.len()];
-    for point in points {
+    for (i, point) in points.iter().enumerate() {
         for (l, &layout) in layouts.iter().enumerate() {
             bar.set_message(format!("{mode:?} {} {}", point.label, layout.name()));
-            out[l].push(averaged(layout, point, mode, scale)?);
+            let mut runs = Vec::new();
+            let mut peak = 0;
+            for run in 0..scale.runs {
+                let t = run_once(layout, point, mode, scale, seed(mode.tag(), i, run))?;
+                peak = peak.max(t.peak);
+                runs.push(t.s);
+            }
+            out[l].push(Measured::of(&filters, runs, peak));
             bar.inc(1);
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_mean_and_standard_error() {
+        let s = Spread::of([1.0, 2.0, 3.0, 6.0]);
+        assert_eq!(s.mean, 3.0);
+        // Sample variance 14/3, over 4 runs.
+        assert!((s.se - (14.0f64 / 3.0 / 4.0).sqrt()).abs() < 1e-12);
+        assert_eq!(Spread::of([5.0]), Spread { mean: 5.0, se: 0.0 });
+    }
+
+    #[test]
+    fn seeds_differ_by_experiment_point_and_run() {
+        let mut all: Vec<u64> = (1..=3)
+            .flat_map(|t| (0..9).flat_map(move |p| (0..8).map(move |r| seed(t, p, r))))
+            .collect();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n);
+    }
+
+    #[test]
+    fn readings_split_the_budget() {
+        assert_eq!(Reading::Equal.split(7143), (4762, 2381));
+        assert_eq!(Reading::Extra.split(7143), (7143, 3571));
+        let names: Vec<_> = Mode::Delete.filters().iter().map(|f| f.name()).collect();
+        assert_eq!(names, ["MS", "MI", "RM=", "RM+", "RM= B_f", "RM+ B_f"]);
+        assert_eq!(Mode::Insert.filters().len(), 4);
+    }
 }

@@ -15,62 +15,78 @@ pub use streambloom::rng::Rng;
 pub use streambloom::spectral::Counter;
 pub use streambloom::{W16, W32};
 
+use super::experiments::{Filter, Reading};
+use super::reference::Move;
 use super::workload::{Counts, Deletes, Recurring, K};
-
-/// The three policies on the blocked layout, in the order MS, MI, RM, for
-/// the insertion-only experiments.
-pub type InsertOnly<W> = (
-    Spectral<MinimumSelection, W>,
-    Spectral<MinimalIncrease, W>,
-    Spectral<RecurringMinimum, W>,
-);
-
-/// The same for the experiments with deletions: Minimal Increase cannot
-/// delete in the library, so the paper's "MI with deletions" runs on the
-/// library's blocked layout through the public kernels ([`MiWithDeletes`]).
-pub type WithDeletes<W> = (
-    Spectral<MinimumSelection, W>,
-    MiWithDeletes<W>,
-    Spectral<RecurringMinimum, W>,
-);
 
 fn err(e: streambloom::Error) -> String {
     e.to_string()
 }
 
-/// The filters of [`InsertOnly`], `m` counters each, k = [`K`].
-pub fn insert_only<W: Counter>(m: usize, seed: u64) -> Result<InsertOnly<W>, String> {
-    let k = K as u32;
-    Ok((
-        Spectral::new(SpectralParams::new(m, k), seed).map_err(err)?,
-        Spectral::new(SpectralParams::new(m, k), seed).map_err(err)?,
-        Spectral::new(SpectralParams::new(m, k), seed).map_err(err)?,
-    ))
+/// Recurring Minimum's parameters for `m` counters under `reading`, with
+/// `B_f` of `m` bits (the paper's size) when `marker`.
+fn recurring_params(m: usize, reading: Reading, marker: bool) -> SpectralParams<RecurringMinimum> {
+    let (primary, secondary) = reading.split(m);
+    let mut policy = RecurringMinimum::new().with_secondary(secondary);
+    if marker {
+        policy = policy.with_marker(m);
+    }
+    SpectralParams {
+        counters: primary + secondary,
+        k: K as u32,
+        policy,
+    }
 }
 
-/// The filters of [`WithDeletes`], `m` counters each, k = [`K`].
-pub fn with_deletes<W: Counter>(m: usize, seed: u64) -> Result<WithDeletes<W>, String> {
+/// `filter` on the blocked layout: `m` counters (Recurring Minimum: see
+/// [`Reading`]), k = [`K`], for the insertion-only experiments.
+pub fn counts<W: Counter>(filter: Filter, m: usize, seed: u64) -> Result<Box<dyn Counts>, String> {
     let k = K as u32;
-    Ok((
-        Spectral::new(SpectralParams::new(m, k), seed).map_err(err)?,
-        MiWithDeletes::new(m, seed),
-        Spectral::new(SpectralParams::new(m, k), seed).map_err(err)?,
-    ))
+    Ok(match filter {
+        Filter::Ms => Box::new(
+            Spectral::<MinimumSelection, W>::new(SpectralParams::new(m, k), seed).map_err(err)?,
+        ),
+        Filter::Mi => Box::new(
+            Spectral::<MinimalIncrease, W>::new(SpectralParams::new(m, k), seed).map_err(err)?,
+        ),
+        Filter::Rm { reading, marker } => Box::new(
+            Spectral::<RecurringMinimum, W>::new(recurring_params(m, reading, marker), seed)
+                .map_err(err)?,
+        ),
+    })
 }
 
-/// Table 1's Recurring Minimum: primary `m`, secondary `m/2`.
-pub fn recurring<W: Counter>(m: usize, seed: u64) -> Result<Box<dyn Recurring>, String> {
-    let p = RecurringMinimum::new().with_secondary(m / 2);
-    Spectral::<RecurringMinimum, W>::new(
-        SpectralParams {
-            counters: m + m / 2,
-            k: K as u32,
-            policy: p,
-        },
-        seed,
-    )
-    .map(|f| Box::new(f) as Box<dyn Recurring>)
-    .map_err(err)
+/// The same for the experiments with deletions: Minimal Increase cannot
+/// delete in the library, so the paper's "MI with deletions" runs on the
+/// library's blocked layout through the public kernels ([`MiWithDeletes`]).
+pub fn deletes<W: Counter>(
+    filter: Filter,
+    m: usize,
+    seed: u64,
+) -> Result<Box<dyn Deletes>, String> {
+    let k = K as u32;
+    Ok(match filter {
+        Filter::Ms => Box::new(
+            Spectral::<MinimumSelection, W>::new(SpectralParams::new(m, k), seed).map_err(err)?,
+        ),
+        Filter::Mi => Box::new(MiWithDeletes::<W>::new(m, seed)),
+        Filter::Rm { reading, marker } => Box::new(
+            Spectral::<RecurringMinimum, W>::new(recurring_params(m, reading, marker), seed)
+                .map_err(err)?,
+        ),
+    })
+}
+
+/// Table 1's Recurring Minimum at `m` counters under `reading`, without
+/// `B_f`.
+pub fn recurring<W: Counter>(
+    m: usize,
+    reading: Reading,
+    seed: u64,
+) -> Result<Box<dyn Recurring>, String> {
+    Spectral::<RecurringMinimum, W>::new(recurring_params(m, reading, false), seed)
+        .map(|f| Box::new(f) as Box<dyn Recurring>)
+        .map_err(err)
 }
 
 fn peak<W: Counter>(blocks: &[Block]) -> u32 {
@@ -103,6 +119,9 @@ impl<W: Counter> Recurring for Spectral<RecurringMinimum, W> {
     fn primary_minimum(&self, v: u64) -> (u32, u32) {
         let mc = self.primary_minimum_hash(self.hash(&v));
         (mc.min, mc.count)
+    }
+    fn first_move(&self, _: u64) -> Option<Move> {
+        None
     }
 }
 

@@ -5,16 +5,29 @@
 //! Metrics as in §6.1, over the n = 1000 values of the domain:
 //! `E_add = sqrt(Σ (f̂_i − f_i)² / n)` and `E_ratio` = fraction of values
 //! with `f̂_i ≠ f_i`; we add `FN` = fraction with `f̂_i < f_i`. Each point
-//! averages 5 runs with fixed seeds. The paper gives Figures 6, 8 and 9 as
-//! plots only, so beside them we print the Bloom error `E_b` it computes
-//! (what its Minimum Selection error ratio follows) and check its stated
-//! findings; Table 1 is printed number for number.
+//! averages several runs. The paper gives Figures 6, 8 and 9 as plots
+//! only, so beside them we print the Bloom error `E_b` it computes (what its
+//! Minimum Selection error ratio follows) and check its stated claims, each
+//! with a verdict; Table 1 is printed number for number, with the measured
+//! gain beside the model's and the causes of RM's remaining errors.
 //!
-//! **Two layouts.** `blocked` is the library: `Spectral<P, W>` with each
+//! **Layouts.** `blocked` is the library: `Spectral<P, W>` with each
 //! item's `k` counters in one 64-byte block (16 counters per block for
 //! `W32`, 32 for `W16`). `unblocked` is a plain reference written here
-//! ([`reference`]), the paper's model. The secondary of Recurring Minimum
-//! takes the library's share of the budget, a third (`m_s = m_p / 2`).
+//! ([`reference`]), the paper's model, with our hash; `unblocked αv` is the
+//! same reference with the paper's own hash `⌈m(αv mod 1)⌉` (§6.1).
+//!
+//! **Recurring Minimum's memory, two readings.** §6.1 says RM's primary and
+//! secondary together use `m` (`RM=`: primary `m − m/3`, secondary `m/3`);
+//! Table 1 gives the secondary `m/2` on top of a primary of `m` (`RM+`).
+//! Both run everywhere, and every claim about RM is judged under each. The
+//! deletion and window experiments also run RM with the marker filter
+//! `B_f` of `m` bits (`RM= B_f`, `RM+ B_f`, the library's `with_marker`).
+//!
+//! **Runs.** Each point is 8 runs (the paper averages 5; `--quick`: 2), each
+//! with its own stream and hash seed, fresh per experiment, point and run
+//! (the layouts share them); figures print mean ± standard error, and the
+//! claims count both the points and the individual runs where they hold.
 //!
 //! **Width.** The default is `W16`: the paper counts memory in counters,
 //! not bytes, and its counters never overflow; the run prints the largest
@@ -28,15 +41,12 @@
 //! filter (evict the oldest item, then insert), as the library's
 //! `SlidingWindow` does.
 //!
-//! What the run shows, and which differences from the paper blocked hashing
-//! explains, is in the README's "Measured" section, beside this command.
-//!
 //! # Modules
 //!
 //! [`workload`] (the Zipf stream, metrics), [`library`] (every call into
 //! `streambloom`), [`reference`] (the unblocked model), [`experiments`]
-//! (Figures 6, 8, 9), [`table1`], [`findings`] (the paper's findings
-//! checked, the verdict) and [`report`] (JSON and tables).
+//! (Figures 6, 8, 9), [`table1`], [`findings`] (the paper's claims, each
+//! with a verdict) and [`report`] (JSON and tables).
 
 pub mod experiments;
 pub mod findings;
@@ -47,7 +57,7 @@ pub mod table1;
 pub mod workload;
 
 use crate::output::Output;
-use experiments::{sweep, Layout, Mode, Point, Trial};
+use experiments::{sweep, Layout, Measured, Mode, Point};
 use findings::Results;
 use report::{Figure, FigurePoint, Peak, Report, Scores};
 use workload::{Scale, K, N};
@@ -55,22 +65,32 @@ use workload::{Scale, K, N};
 /// The method, for `repro spectral --help`.
 pub const LONG_ABOUT: &str = "\
 Reruns §6.1–6.2 and Table 1 of the Spectral Bloom filter report (Zipf,
-n = 1000 values, M = 100 000, k = 5, 5 runs per point) on the library's
-blocked filter and on an unblocked reference (plain counters, k independent
-positions), and prints both beside the paper: E_add, E_ratio and the
-false-negative rate of Minimum Selection, Minimal Increase and Recurring
-Minimum, Table 1's error model, the paper's findings checked on each layout,
-and which differences blocked hashing explains.";
+n = 1000 values, M = 100 000, k = 5, 8 runs per point, each with its own
+stream and hash seed) on the library's blocked filter, on an unblocked
+reference (plain counters, k independent positions) with our hash, and on
+the same reference with the paper's hash ⌈m(αv mod 1)⌉. Prints E_add,
+E_ratio and the false-negative rate (mean ± standard error) of Minimum
+Selection, Minimal Increase and Recurring Minimum, RM under both readings
+of its memory (RM=: primary and secondary together m, as §6.1 states; RM+:
+secondary m/2 on top, Table 1's setting), with the marker filter B_f in the
+deletion and window experiments; Table 1's model beside the measured gain
+and the share of RM's errors that are late detection; then every claim of
+the paper beside our figures, with a verdict per claim and the reason where
+it does not reproduce.";
 
 /// Which layouts to run.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layouts {
+    /// All three: blocked, unblocked, unblocked with the paper's hash.
+    All,
+    /// Blocked and unblocked (our hash).
+    Both,
     /// The library's blocked filter.
     Blocked,
-    /// The unblocked reference.
+    /// The unblocked reference with our hash.
     Unblocked,
-    /// Both, blocked first.
-    Both,
+    /// The unblocked reference with the paper's hash ⌈m(αv mod 1)⌉.
+    PaperHash,
 }
 
 /// The counter width of the blocked filter.
@@ -88,12 +108,12 @@ pub enum Width {
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct Args {
     /// The layouts to run
-    #[arg(long, value_enum, default_value_t = Layouts::Both)]
+    #[arg(long, value_enum, default_value_t = Layouts::All)]
     pub layout: Layouts,
     /// Counter width of the blocked filter, in bits
     #[arg(long, value_enum, default_value_t = Width::W16)]
     pub width: Width,
-    /// A smoke run: M = 10 000 items, one run per point (figures not
+    /// A smoke run: M = 10 000 items, two runs per point (figures not
     /// comparable with the paper's)
     #[arg(long)]
     pub quick: bool,
@@ -107,9 +127,11 @@ impl Args {
             Width::W32 => Layout::Blocked32,
         };
         match self.layout {
+            Layouts::All => vec![blocked, Layout::Unblocked, Layout::UnblockedPaper],
             Layouts::Both => vec![blocked, Layout::Unblocked],
             Layouts::Blocked => vec![blocked],
             Layouts::Unblocked => vec![Layout::Unblocked],
+            Layouts::PaperHash => vec![Layout::UnblockedPaper],
         }
     }
 }
@@ -149,38 +171,42 @@ fn measure(args: &Args, out: &Output) -> Result<Report, String> {
     let t1 = table1::run(&layouts, scale, &bar)?;
     bar.finish_and_clear();
 
-    let figure =
-        |name: &'static str, paper: &'static str, points: &[Point], trials: &[Vec<Trial>]| Figure {
-            name,
-            paper,
-            points: points
-                .iter()
-                .enumerate()
-                .map(|(i, p)| FigurePoint {
-                    point: p.clone(),
-                    layouts: layouts
-                        .iter()
-                        .zip(trials)
-                        .map(|(l, t)| Scores {
-                            layout: l.name(),
-                            ms: t[i].s[0],
-                            mi: t[i].s[1],
-                            rm: t[i].s[2],
-                        })
-                        .collect(),
-                })
-                .collect(),
-        };
+    let figure = |name: &'static str,
+                  paper: &'static str,
+                  mode: Mode,
+                  points: &[Point],
+                  measured: &[Vec<Measured>]| Figure {
+        name,
+        paper,
+        filters: mode.filters().iter().map(|f| f.name()).collect(),
+        points: points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| FigurePoint {
+                point: p.clone(),
+                layouts: layouts
+                    .iter()
+                    .zip(measured)
+                    .map(|(l, m)| Scores {
+                        layout: l.name(),
+                        filters: m[i].filters.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
     let figures = vec![
         figure(
-            "Fig. 6a/b: varying γ (skew 0.5; RM uses m in total, split 2:1)",
+            "Fig. 6a/b: varying γ (skew 0.5)",
             "MS's error ratio follows E_b = (1 − e^−γ)^k, MI and RM below it",
+            Mode::Insert,
             &by_gamma,
             &gamma,
         ),
         figure(
             "Fig. 8a/b solid: varying skew (γ = 0.7)",
-            "MI best and stable over skew, RM better than MS",
+            "MI best and stable over skew, RM better than MS in both metrics",
+            Mode::Insert,
             &by_skew,
             &ins,
         ),
@@ -188,12 +214,14 @@ fn measure(args: &Args, out: &Output) -> Result<Report, String> {
             "Fig. 8 dotted: with deletions (5 phases of M/5; 5 % of present items deleted per \
              phase; γ = 0.7)",
             "MI deteriorates, almost all its errors false negatives, none for MS and RM",
+            Mode::Delete,
             &by_skew,
             &del,
         ),
         figure(
             "Fig. 9: sliding window of M/5 (γ = 0.7 for the window's distinct values)",
             "MS and RM much better than MI, advantage RM",
+            Mode::Window,
             &by_skew,
             &win,
         ),
@@ -218,24 +246,16 @@ fn measure(args: &Args, out: &Output) -> Result<Report, String> {
         })
         .collect();
     let gamma_07 = GAMMAS.iter().position(|&g| g == 0.7).unwrap_or(0);
-    let t1_07 = t1.iter().find(|line| line.gamma == 0.7);
-    let findings: Vec<_> = layouts
+    let results: Vec<Results<'_>> = layouts
         .iter()
         .enumerate()
-        .map(|(l, &layout)| {
-            let table1 = t1_07.map_or((f64::NAN, f64::NAN, f64::NAN), |line| {
-                let m = &line.measured[l];
-                (m.row.p_e_given_r, m.row.gain, m.e_ratio_ms / m.e_ratio_rm)
-            });
-            findings::findings(&Results {
-                layout,
-                gamma: &gamma[l],
-                gamma_07,
-                ins: &ins[l],
-                del: &del[l],
-                win: &win[l],
-                table1,
-            })
+        .map(|(l, &layout)| Results {
+            layout,
+            gamma: &gamma[l],
+            gamma_07,
+            ins: &ins[l],
+            del: &del[l],
+            win: &win[l],
         })
         .collect();
     Ok(Report {
@@ -245,10 +265,9 @@ fn measure(args: &Args, out: &Output) -> Result<Report, String> {
         scale,
         layouts: layouts.iter().map(|l| l.name()).collect(),
         figures,
+        claims: findings::claims(&results, &t1),
         table1: t1,
         peaks,
-        verdict: findings::verdict(&findings),
-        findings,
     })
 }
 
@@ -269,7 +288,10 @@ mod tests {
     #[test]
     fn options_parse() {
         let (a, out) = parse("streambloom-bench repro spectral").unwrap();
-        assert_eq!(a.layouts(), [Layout::Blocked16, Layout::Unblocked]);
+        assert_eq!(
+            a.layouts(),
+            [Layout::Blocked16, Layout::Unblocked, Layout::UnblockedPaper]
+        );
         assert!(!a.quick && !out.json);
         let (a, out) =
             parse("streambloom-bench repro spectral --layout blocked --width 32 --json").unwrap();
@@ -279,7 +301,11 @@ mod tests {
             parse("streambloom-bench --json repro spectral --layout unblocked --quick").unwrap();
         assert_eq!(a.layouts(), [Layout::Unblocked]);
         assert!(a.quick && out.json);
-        for bad in ["--width 8", "--layout diagonal", "--width", "x"] {
+        let (a, _) = parse("streambloom-bench repro spectral --layout paper-hash").unwrap();
+        assert_eq!(a.layouts(), [Layout::UnblockedPaper]);
+        let (a, _) = parse("streambloom-bench repro spectral --layout both").unwrap();
+        assert_eq!(a.layouts(), [Layout::Blocked16, Layout::Unblocked]);
+        for bad in ["--width 8", "--layout diagonal", "--width", "x", "--runs 3"] {
             let e = parse(&format!("streambloom-bench repro spectral {bad}"))
                 .unwrap_err()
                 .to_string();
@@ -291,9 +317,11 @@ mod tests {
         assert!(e.contains("16") && e.contains("32"), "{e}");
     }
 
-    /// A quick run on both layouts, in process: the JSON parses back to the
-    /// same figure rows and checks as the tables print.
+    /// A quick run on all layouts, in process: the JSON parses back to the
+    /// same figure rows (every metric's mean±se of every filter), Table 1
+    /// and claims (every figure, verdict and reason) as the tables print.
     #[test]
+    #[cfg_attr(miri, ignore = "runs every experiment")]
     fn json_holds_the_tables() {
         let (a, table_out) = parse("streambloom-bench repro spectral --quick --quiet").unwrap();
         let report = measure(&a, &table_out).unwrap();
@@ -310,37 +338,60 @@ mod tests {
             .collect();
         let figures = json["figures"].as_array().unwrap();
         assert_eq!(figures.len(), 4);
+        let spread = |s: &serde_json::Value, d| {
+            let n = |x: &serde_json::Value| crate::output::num(x.as_f64(), d);
+            format!("{}±{}", n(&s["mean"]), n(&s["se"]))
+        };
         let mut rows = 0;
         for fig in figures {
+            let filters = fig["filters"].as_array().unwrap().len();
             for p in fig["points"].as_array().unwrap() {
                 for s in p["layouts"].as_array().unwrap() {
-                    let n = |policy: &str, m: &str, d| crate::output::num(s[policy][m].as_f64(), d);
-                    let mut numbers = vec![crate::output::num(p["e_b"].as_f64(), 4)];
-                    for (m, d) in [("e_add", 3), ("e_ratio", 4), ("fn_rate", 4)] {
-                        numbers.extend(["ms", "mi", "rm"].map(|policy| n(policy, m, d)));
+                    let scores = s["filters"].as_array().unwrap();
+                    assert_eq!(scores.len(), filters);
+                    for (field, d) in [("e_ratio", 4), ("e_add", 3), ("fn_rate", 4)] {
+                        let mut want = vec![crate::output::num(p["e_b"].as_f64(), 4)];
+                        want.extend(scores.iter().map(|x| spread(&x[field], d)));
+                        // The layout's name is one or two words; E_b and
+                        // the filters' numbers end the row.
+                        let found = lines.iter().any(|cells| {
+                            cells.len() >= want.len()
+                                && cells[cells.len() - want.len()..] == want[..]
+                                && cells.join(" ").contains(s["layout"].as_str().unwrap())
+                        });
+                        assert!(found, "no {field} row for {p} {s}");
                     }
-                    let want: Vec<&str> = numbers.iter().map(String::as_str).collect();
-                    // The layout's name is one or two words; the 10 numbers
-                    // end the row.
-                    let found = lines.iter().any(|cells| {
-                        cells.len() >= 10
-                            && cells[cells.len() - 10..] == want[..]
-                            && cells.join(" ").contains(s["layout"].as_str().unwrap())
-                    });
-                    assert!(found, "no table row for {p} {s}");
                     rows += 1;
                 }
             }
         }
-        assert_eq!(rows, (GAMMAS.len() + 3 * SKEWS.len()) * 2);
-        for f in json["findings"].as_array().unwrap() {
-            for c in f["checks"].as_array().unwrap() {
-                let what = c["what"].as_str().unwrap();
-                assert!(text.contains(what), "{what}");
-                assert!(text.contains(c["value"].as_str().unwrap()));
+        assert_eq!(rows, (GAMMAS.len() + 3 * SKEWS.len()) * 3);
+        let claims = json["claims"].as_array().unwrap();
+        assert!(claims.len() >= 15, "{}", claims.len());
+        for c in claims {
+            let what = c["what"].as_str().unwrap();
+            let verdict = c["verdict"].as_str().unwrap();
+            assert!(text.contains(what), "{what}");
+            assert!(text.contains(&format!("=> {verdict}")), "{verdict}");
+            assert!(text.contains(c["reason"].as_str().unwrap()));
+            assert_eq!(verdict == "reproduced", c["reason"] == "", "{c}");
+            for r in c["rows"].as_array().unwrap() {
+                assert!(text.contains(r["value"].as_str().unwrap()), "{r}");
             }
         }
-        assert_eq!(json["table1"].as_array().unwrap().len(), table1::LOADS);
-        assert!(json["verdict"].is_object());
+        let t1 = json["table1"].as_array().unwrap();
+        assert_eq!(t1.len(), table1::LOADS);
+        for line in t1 {
+            let measured = line["measured"].as_array().unwrap();
+            assert_eq!(measured.len(), 2 * 3);
+            for m in measured {
+                let unblocked = m["layout"].as_str().unwrap().starts_with("unblocked");
+                // The reference records causes whenever RM has errors;
+                // the library never does.
+                let errors = m["e_ratio_rm"]["mean"].as_f64().unwrap() > 0.0;
+                assert_eq!(m["causes"].is_object(), unblocked && errors, "{m}");
+                assert!(text.contains(&spread(&m["e_ratio_rm"], 4)), "{m}");
+            }
+        }
     }
 }
