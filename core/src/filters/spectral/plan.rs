@@ -80,6 +80,84 @@ impl<P: Policy + Default> SpectralParams<P> {
             policy,
         })
     }
+
+    /// The most accurate filter of `W`-bit counters that fits in
+    /// `memory_bytes` for `n_distinct` distinct items, with `P`'s default
+    /// configuration: the largest counter budget whose blocks fit, and the
+    /// `k` in `1..=W::CELLS` whose expected over-estimate rate
+    /// ([`predicted_error`](Self::predicted_error)) is smallest there, ties
+    /// going to the smaller `k`. For a fixed buffer (firmware, a memory
+    /// budget); [`plan`](Self::plan) is the converse. What the rate
+    /// promises per policy is as [`plan`](Self::plan) says; for
+    /// [`RecurringMinimum`](super::RecurringMinimum) the memory holds both
+    /// filters.
+    ///
+    /// Errors: `n_distinct` of 0, or `memory_bytes` too small for the
+    /// policy's smallest filter (one 64-byte block, two for Recurring
+    /// Minimum). Memory past `isize::MAX` bytes is capped there.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, SpectralParams};
+    /// use streambloom::{Block, W8};
+    /// let p = SpectralParams::<MinimumSelection>::plan_memory::<W8>(64 * 1024, 10_000)?;
+    /// assert_eq!(p.blocks::<W8>()? * Block::BYTES, 64 * 1024);
+    /// let best = p.predicted_error::<W8>(10_000)?;
+    /// for k in 1..=64 {
+    ///     let other = SpectralParams { k, ..p.clone() };
+    ///     assert!(other.predicted_error::<W8>(10_000)? >= best);
+    /// }
+    /// assert!(SpectralParams::<MinimumSelection>::plan_memory::<W8>(63, 10).is_err());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn plan_memory<W: Counter>(memory_bytes: usize, n_distinct: u64) -> Result<Self> {
+        if n_distinct == 0 {
+            return Err(Error::param("n_distinct", n_distinct, "at least 1"));
+        }
+        let policy = P::default();
+        let blocks = (memory_bytes / Block::BYTES).min(isize::MAX as usize / Block::BYTES);
+        // Whether a budget fits: a budget too small for the policy counts
+        // as fitting, so that fitting only stops as the budget grows, and
+        // bisection finds the largest that fits.
+        let fits = |counters: usize| match plan_geometry::<P, W>(&policy, counters, 1) {
+            Ok(g) => g.total() <= blocks,
+            Err(_) => policy.plan(counters).is_err(),
+        };
+        let (mut lo, mut hi) = (0usize, blocks.saturating_mul(W::CELLS));
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let too_small = || {
+            Error::param(
+                "memory_bytes",
+                memory_bytes,
+                "enough for the policy's smallest filter: one 64-byte block, two for Recurring Minimum",
+            )
+        };
+        if lo == 0 {
+            return Err(too_small());
+        }
+        let geo = plan_geometry::<P, W>(&policy, lo, 1).map_err(|_| too_small())?;
+        let mut best = (f64::INFINITY, 1);
+        for k in 1..=W::CELLS as u32 {
+            if geo.primary * W::CELLS <= k as usize {
+                break;
+            }
+            let e = blocked_error::<W>(n_distinct, geo.primary, k);
+            if e < best.0 {
+                best = (e, k);
+            }
+        }
+        Ok(SpectralParams {
+            counters: lo,
+            k: best.1,
+            policy,
+        })
+    }
 }
 
 impl<P: Policy> SpectralParams<P> {
@@ -370,7 +448,7 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "a report: cargo test --release -p streambloom --lib report_spectral_plan -- --ignored --nocapture"]
+    #[ignore = "a report: cargo test -p streambloom --lib report_spectral_plan -- --ignored --nocapture"]
     fn report_spectral_plan() {
         fn rows<W: Counter>() {
             for c in grid::<W>() {
@@ -566,6 +644,71 @@ mod tests {
             check::<W16>(n, target);
             check::<W32>(n, target);
         }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
+    fn plan_memory_fills_the_memory_at_the_best_k() {
+        fn check<P: Policy + Default, W: Counter>(memory: usize, n: u64) {
+            let p = SpectralParams::<P>::plan_memory::<W>(memory, n).unwrap();
+            let geo = |c: usize| plan_geometry::<P, W>(&p.policy, c, p.k);
+            let blocks = geo(p.counters).unwrap().total();
+            assert!(blocks * Block::BYTES <= memory);
+            // One counter more no longer fits.
+            assert!(geo(p.counters + 1).unwrap().total() * Block::BYTES > memory);
+            let best = p.predicted_error::<W>(n).unwrap();
+            for k in 1..=W::CELLS as u32 {
+                if let Ok(e) = (SpectralParams { k, ..p.clone() }).predicted_error::<W>(n) {
+                    assert!(
+                        e > best || (e == best && k >= p.k),
+                        "k {k}: {e} against {best} at k {}",
+                        p.k
+                    );
+                }
+            }
+        }
+        for (memory, n) in [
+            (64 * 1024, 10_000),
+            (100_000, 50_000),
+            (128, 3),
+            (1 << 20, 1),
+        ] {
+            check::<MinimumSelection, W8>(memory, n);
+            check::<MinimalIncrease, W16>(memory, n);
+            check::<RecurringMinimum, W32>(memory, n);
+        }
+    }
+
+    #[test]
+    fn plan_memory_bad_inputs_are_errors() {
+        let small = |e: &Error| {
+            matches!(
+                e,
+                Error::Parameter {
+                    name: "memory_bytes",
+                    ..
+                }
+            )
+        };
+        assert!(
+            SpectralParams::<MinimumSelection>::plan_memory::<W8>(63, 10).is_err_and(|e| small(&e))
+        );
+        assert!(SpectralParams::<MinimumSelection>::plan_memory::<W8>(64, 10).is_ok());
+        assert!(
+            SpectralParams::<RecurringMinimum>::plan_memory::<W8>(64, 10).is_err_and(|e| small(&e))
+        );
+        assert!(SpectralParams::<RecurringMinimum>::plan_memory::<W8>(128, 10).is_ok());
+        assert!(matches!(
+            SpectralParams::<MinimumSelection>::plan_memory::<W8>(1024, 0),
+            Err(Error::Parameter {
+                name: "n_distinct",
+                ..
+            })
+        ));
+        // Memory past isize::MAX is capped there, not an error.
+        let p =
+            SpectralParams::<MinimumSelection>::plan_memory::<W32>(usize::MAX, 1 << 40).unwrap();
+        assert!(p.blocks::<W32>().is_ok());
     }
 
     #[test]
