@@ -378,8 +378,9 @@ mod tests {
         assert_eq!(blocked_error::<W8>(u64::MAX, 1, 64), 1.0);
         assert_eq!(blocked_error::<W32>(u64::MAX, 3, 1), 1.0);
         assert_eq!(block_error::<W16>(u64::MAX, 7), 1.0);
-        // One item in 2^24 blocks: next to nothing in its block.
-        let sparse = blocked_error::<W32>(1 << 40, usize::MAX, 16);
+        // 2^20 items in 2^64 blocks: about 10^-13 others per block, each
+        // covering all 16 draws of an item with probability below 10^-3.
+        let sparse = blocked_error::<W32>(1 << 20, usize::MAX, 16);
         assert!((0.0..1e-12).contains(&sparse), "{sparse}");
         // `k` past the block is the whole block, as placement caps it.
         assert_eq!(
