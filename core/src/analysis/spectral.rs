@@ -1,5 +1,10 @@
 //! The error formulas of the Spectral Bloom filter paper, for choosing
-//! parameters and for holding measurements against theory.
+//! parameters and for holding measurements against theory, and the exact
+//! error of this crate's blocked layout ([`blocked_error`]), which the
+//! planner ([`SpectralParams::plan`](crate::spectral::SpectralParams::plan))
+//! sizes filters by.
+
+use crate::spectral::Counter;
 
 /// `γ = n·k/m`: distinct items times counters per item over counters (§2.1).
 ///
@@ -12,7 +17,10 @@ pub fn gamma(n: u64, k: u32, m: u64) -> f64 {
 
 /// The Bloom error `E_b ≈ (1 − e^{−γ})^k` (§2.1): the probability that all
 /// `k` counters of an item are shared with others, i.e. that Minimum
-/// Selection over-estimates it (Claim 1).
+/// Selection over-estimates it (Claim 1), **for the paper's unblocked
+/// layout** (`k` counters anywhere among `m`). This crate's filters keep an
+/// item's counters in one block, where the loads of the blocks vary and the
+/// error is larger: [`blocked_error`] is the rate they deliver.
 ///
 /// ```
 /// use streambloom::analysis::spectral::bloom_error;
@@ -65,4 +73,343 @@ pub fn recurring_minimum_error(
 ) -> f64 {
     let gamma_s = n as f64 * (1.0 - p_recurring) * f64::from(k) / secondary_counters;
     p_recurring * p_error_given_recurring + (1.0 - p_recurring) * bloom_error(k, gamma_s)
+}
+
+/// The most counters a Spectral block holds: 64, for [`W8`](crate::W8).
+const MAX_CELLS: usize = 64;
+
+/// When the chance that an item with `j` others in its block escapes an
+/// over-estimate, `1 − g(j)`, falls below this, it is taken as 0 for every
+/// larger `j` too (it only falls as `j` grows): the error it drops is below
+/// `10^-18`, far under any rate worth planning for, and it bounds the work.
+const SATURATED: f64 = 1e-18;
+
+/// The law of how many of a block's `B` counters `j` items cover, each item
+/// drawing `k` counters uniformly with replacement (the
+/// [`Collapsing`](crate::hash::Placement::Collapsing) placement), advanced
+/// one item at a time. An item whose own `k` draws all land on covered
+/// counters is over-estimated by Minimum Selection, so with `U` covered
+/// counters that happens with probability `(U/B)^k`.
+///
+/// This is the brief's inclusion–exclusion,
+/// `Σ_d P(d) Σ_t (−1)^t C(d,t) (1 − t/B)^{kj}` over the `d` distinct counters
+/// of the item, summed the other way round: over the counters the others
+/// cover. Every term is then positive, so it holds to double precision where
+/// the alternating sum (terms up to `C(64, 32) ≈ 1.8·10^18`) cancels to
+/// noise.
+#[derive(Clone, Debug)]
+pub(crate) struct Coverage {
+    cells: usize,
+    k: u32,
+    /// `covered[u]`: the probability that the items so far cover exactly
+    /// `u` counters.
+    covered: [f64; MAX_CELLS + 1],
+    /// `(u/B)^k`: an item's draws all on `u` covered counters.
+    inside: [f64; MAX_CELLS + 1],
+    /// `1 − (u/B)^k`, computed without cancellation.
+    outside: [f64; MAX_CELLS + 1],
+}
+
+impl Coverage {
+    /// No items yet, in blocks of `W::CELLS` counters; items draw `k`
+    /// counters (capped at `W::CELLS`, as placement caps it).
+    pub(crate) fn new<W: Counter>(k: u32) -> Coverage {
+        let cells = W::CELLS.min(MAX_CELLS);
+        let k = k.min(cells as u32);
+        let mut c = Coverage {
+            cells,
+            k,
+            covered: [0.0; MAX_CELLS + 1],
+            inside: [0.0; MAX_CELLS + 1],
+            outside: [0.0; MAX_CELLS + 1],
+        };
+        c.covered[0] = 1.0;
+        for u in 0..=cells {
+            let ln = f64::from(k) * libm::log(u as f64 / cells as f64);
+            // `k = 0`: no draw, so all of none are covered (`0^0 = 1`).
+            c.inside[u] = if k == 0 { 1.0 } else { libm::exp(ln) };
+            c.outside[u] = if k == 0 { 0.0 } else { -libm::expm1(ln) };
+        }
+        c
+    }
+
+    /// One more item: `k` more draws.
+    pub(crate) fn add_item(&mut self) {
+        let b = self.cells as f64;
+        for _ in 0..self.k {
+            // Counter `u` covered stays so with probability `u/B`; the draw
+            // covers a new one with probability `(B − (u − 1))/B`.
+            for u in (1..=self.cells).rev() {
+                self.covered[u] = self.covered[u] * (u as f64 / b)
+                    + self.covered[u - 1] * ((self.cells - u + 1) as f64 / b);
+            }
+            self.covered[0] = 0.0;
+        }
+    }
+
+    /// `g(j)`: the probability that an item sharing its block with the `j`
+    /// items added so far has all its counters covered by them.
+    pub(crate) fn error(&self) -> f64 {
+        (0..=self.cells)
+            .map(|u| self.covered[u] * self.inside[u])
+            .sum()
+    }
+
+    /// `1 − g(j)`, without cancellation.
+    pub(crate) fn escape(&self) -> f64 {
+        (0..=self.cells)
+            .map(|u| self.covered[u] * self.outside[u])
+            .sum()
+    }
+}
+
+/// The probability that Minimum Selection over-estimates an item that
+/// shares its block with `others` other items, in blocks of `W::CELLS`
+/// counters, each item drawing `k` counters uniformly with replacement
+/// (repeats collapse: [`Placement::Collapsing`](crate::hash::Placement),
+/// what [`Spectral`](crate::spectral::Spectral) uses): `E[(U/B)^k]`, `U`
+/// the number of counters the others cover. `k` is capped at `W::CELLS`;
+/// `k = 0` gives 1.
+///
+/// ```
+/// use streambloom::analysis::spectral::block_error;
+/// use streambloom::W32;
+/// assert_eq!(block_error::<W32>(0, 4), 0.0); // alone in its block
+/// // One other item, one draw each: they collide with probability 1/16.
+/// assert!((block_error::<W32>(1, 1) - 1.0 / 16.0).abs() < 1e-15);
+/// assert!(block_error::<W32>(10, 4) < block_error::<W32>(20, 4));
+/// ```
+pub fn block_error<W: Counter>(others: u64, k: u32) -> f64 {
+    let mut c = Coverage::new::<W>(k);
+    let mut j = 0;
+    while j < others && c.escape() >= SATURATED {
+        c.add_item();
+        j += 1;
+    }
+    if j < others {
+        1.0
+    } else {
+        c.error()
+    }
+}
+
+/// The expected over-estimate rate of Minimum Selection in this crate's
+/// blocked layout: the probability that an item of a stream of `n`
+/// distinct items (each inserted any number of times) gets an estimate
+/// above its true count, in a filter of `blocks` blocks of `W::CELLS`
+/// counters with `k` counters an item.
+///
+/// An item's block is uniform among `blocks` and each of its `k` counters
+/// uniform within the block, repeats collapsing
+/// ([`Placement::Collapsing`](crate::hash::Placement)). Its estimate, the
+/// smallest of its counters, exceeds its count exactly when every one of
+/// its counters is also hit by another item (Claim 1). The `J` other items
+/// in its block are Binomial(`n − 1`, `1/blocks`), and given `J = j` that
+/// happens with probability [`block_error`]`(j)`, so the rate is
+/// `Σ_j P(J = j) · block_error(j)`: exact under ideal hashing, no
+/// approximation but dropping terms below `10^-18`. Counters are assumed not
+/// to saturate.
+///
+/// It is well above the unblocked [`bloom_error`] at the same memory, most
+/// with few counters a block:
+///
+/// ```
+/// use streambloom::analysis::spectral::{blocked_error, bloom_error, gamma};
+/// use streambloom::{W32, W8};
+/// // γ = 0.7 (Table 1): 10 000 items, k = 5, about 71 400 counters.
+/// let unblocked = bloom_error(5, gamma(10_000, 5, 71_424));
+/// let w8 = blocked_error::<W8>(10_000, 71_424 / 64, 5);
+/// let w32 = blocked_error::<W32>(10_000, 71_424 / 16, 5);
+/// assert!(unblocked < w8 && w8 < w32);
+/// assert_eq!(blocked_error::<W8>(1, 1, 5), 0.0); // no other item
+/// ```
+///
+/// `blocks` of 0 count as 1; `k` is capped at `W::CELLS`, and `k = 0` gives 1.
+pub fn blocked_error<W: Counter>(n: u64, blocks: usize, k: u32) -> f64 {
+    let others = n.saturating_sub(1);
+    let blocks = blocks.max(1);
+    if blocks == 1 {
+        return block_error::<W>(others, k);
+    }
+    let mut c = Coverage::new::<W>(k);
+    let p = 1.0 / blocks as f64;
+    let mean = others as f64 * p;
+    let log_odds = libm::log(p) - libm::log1p(-p);
+    // ln P(J = j), carried from j = 0 by the ratio of successive terms (no
+    // lgamma of huge arguments, whose rounding would swamp the result).
+    let mut ln_w = others as f64 * libm::log1p(-p);
+    let (mut rate, mut weight) = (0.0, 0.0);
+    let mut j = 0u64;
+    loop {
+        let w = libm::exp(ln_w);
+        rate += w * c.error();
+        weight += w;
+        if c.escape() < SATURATED {
+            // Every larger `j` errs for sure: add the weight left.
+            rate += (1.0 - weight).max(0.0);
+            break;
+        }
+        // Past the mean, once a term is below e^-800 the rest are too and
+        // sum to nothing.
+        if j >= others || (j as f64 > mean && ln_w < -800.0) {
+            break;
+        }
+        ln_w += libm::log((others - j) as f64) - libm::log((j + 1) as f64) + log_odds;
+        c.add_item();
+        j += 1;
+    }
+    rate.min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{W16, W32, W8};
+
+    /// `C(n, r)` in floating point.
+    fn choose(n: u32, r: u32) -> f64 {
+        (0..r).fold(1.0, |c, i| c * f64::from(n - i) / f64::from(i + 1))
+    }
+
+    /// Stirling numbers of the second kind, `S(n, r)`.
+    fn stirling2(n: u32, r: u32) -> f64 {
+        if n == 0 || r == 0 {
+            return if n == r { 1.0 } else { 0.0 };
+        }
+        f64::from(r) * stirling2(n - 1, r) + stirling2(n - 1, r - 1)
+    }
+
+    /// [`block_error`] derived the other way: `d` distinct counters among
+    /// the item's `k` draws with probability `C(B,d) d! S(k,d) / B^k`, all
+    /// `d` hit by `j` others' `kj` draws with probability
+    /// `Σ_t (−1)^t C(d,t) (1 − t/B)^{kj}` (inclusion–exclusion). Exact, but
+    /// its alternating sum cancels: only for small `k`.
+    fn by_inclusion_exclusion(cells: u32, k: u32, j: u64) -> f64 {
+        let b = f64::from(cells);
+        (1..=k.min(cells))
+            .map(|d| {
+                let factorial: f64 = (1..=d).map(f64::from).product();
+                let p_d =
+                    choose(cells, d) * factorial * stirling2(k, d) / libm::pow(b, f64::from(k));
+                let all_hit: f64 = (0..=d)
+                    .map(|t| {
+                        let sign = if t % 2 == 0 { 1.0 } else { -1.0 };
+                        sign * choose(d, t)
+                            * libm::pow(1.0 - f64::from(t) / b, f64::from(k) * j as f64)
+                    })
+                    .sum();
+                p_d * all_hit
+            })
+            .sum()
+    }
+
+    fn block_error_dyn(cells: usize, j: u64, k: u32) -> f64 {
+        match cells {
+            64 => block_error::<W8>(j, k),
+            32 => block_error::<W16>(j, k),
+            _ => block_error::<W32>(j, k),
+        }
+    }
+
+    #[test]
+    fn block_error_matches_inclusion_exclusion() {
+        for cells in [16, 32, 64] {
+            for k in 1..=6 {
+                for j in [0, 1, 2, 3, 5, 8, 13, 21, 40] {
+                    let ours = block_error_dyn(cells as usize, j, k);
+                    let theirs = by_inclusion_exclusion(cells, k, j);
+                    assert!(
+                        (ours - theirs).abs() < 1e-12,
+                        "B {cells} k {k} j {j}: {ours} vs {theirs}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The binomial mixture summed term by term with `lgamma` weights (fine
+    /// for small `n`), over [`by_inclusion_exclusion`].
+    fn mixture_by_hand(n: u64, blocks: usize, k: u32) -> f64 {
+        let others = (n - 1) as f64;
+        let p = 1.0 / blocks as f64;
+        (0..n)
+            .map(|j| {
+                let j = j as f64;
+                let ln_choose = libm::lgamma(others + 1.0)
+                    - libm::lgamma(j + 1.0)
+                    - libm::lgamma(others - j + 1.0);
+                let ln_w = ln_choose
+                    + j * libm::log(p)
+                    + if p < 1.0 {
+                        (others - j) * libm::log1p(-p)
+                    } else if j == others {
+                        0.0
+                    } else {
+                        f64::NEG_INFINITY
+                    };
+                libm::exp(ln_w) * by_inclusion_exclusion(16, k, j as u64)
+            })
+            .sum()
+    }
+
+    #[test]
+    fn blocked_error_is_the_binomial_mixture() {
+        for n in [1, 2, 10, 150] {
+            for blocks in [1, 2, 7, 40] {
+                for k in 1..=4 {
+                    let ours = blocked_error::<W32>(n, blocks, k);
+                    let theirs = mixture_by_hand(n, blocks, k);
+                    assert!(
+                        (ours - theirs).abs() < 1e-11,
+                        "n {n} blocks {blocks} k {k}: {ours} vs {theirs}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blocked_error_limits_and_monotonicity() {
+        assert_eq!(blocked_error::<W8>(0, 10, 4), 0.0);
+        assert_eq!(blocked_error::<W8>(1, 10, 4), 0.0);
+        assert_eq!(blocked_error::<W8>(100, 10, 0), 1.0);
+        assert_eq!(block_error::<W8>(5, 0), 1.0);
+        // A block far past full errs for sure, and the work stays bounded.
+        assert_eq!(blocked_error::<W8>(u64::MAX, 1, 64), 1.0);
+        assert_eq!(blocked_error::<W32>(u64::MAX, 3, 1), 1.0);
+        assert_eq!(block_error::<W16>(u64::MAX, 7), 1.0);
+        // 2^20 items in 2^64 blocks: about 10^-13 others per block, each
+        // covering all 16 draws of an item with probability below 10^-3.
+        let sparse = blocked_error::<W32>(1 << 20, usize::MAX, 16);
+        assert!((0.0..1e-12).contains(&sparse), "{sparse}");
+        // `k` past the block is the whole block, as placement caps it.
+        assert_eq!(
+            blocked_error::<W32>(500, 20, 99),
+            blocked_error::<W32>(500, 20, 16)
+        );
+        // Fewer blocks or more items: more errors.
+        for k in [1, 3, 6] {
+            let mut last = 1.0;
+            for blocks in [10, 20, 40, 80] {
+                let e = blocked_error::<W16>(2000, blocks, k);
+                assert!(e < last, "k {k} blocks {blocks}");
+                last = e;
+            }
+            assert!(blocked_error::<W16>(1000, 40, k) < blocked_error::<W16>(2000, 40, k));
+        }
+    }
+
+    #[test]
+    fn blocked_error_exceeds_unblocked() {
+        // Blocking costs accuracy at equal memory; more counters a block
+        // cost less.
+        for k in [2, 4, 6] {
+            let m = 1usize << 16;
+            let n = (0.7 * m as f64 / f64::from(k)) as u64;
+            let unblocked = bloom_error(k, gamma(n, k, m as u64));
+            let w8 = blocked_error::<W8>(n, m / 64, k);
+            let w32 = blocked_error::<W32>(n, m / 16, k);
+            assert!(unblocked < w8 && w8 < w32, "k {k}: {unblocked} {w8} {w32}");
+        }
+    }
 }

@@ -61,6 +61,7 @@
 //! ```
 
 mod counters;
+mod plan;
 mod policy;
 mod range;
 mod recurring;
