@@ -94,8 +94,12 @@ fn stable_with_storage_zeroes_and_is_new() {
         let params = stable(eviction);
         let blocks = params.blocks::<W4>().unwrap();
         let mut fresh = StableBloom::<W4>::new(params, 5).unwrap();
-        let mut f = StableBloom::<W4>::with_storage(params, dirty(blocks), seeded_hasher(5)).unwrap();
-        assert!(f == fresh, "{eviction:?}: with_storage over dirty blocks is not empty");
+        let mut f =
+            StableBloom::<W4>::with_storage(params, dirty(blocks), seeded_hasher(5)).unwrap();
+        assert!(
+            f == fresh,
+            "{eviction:?}: with_storage over dirty blocks is not empty"
+        );
         assert_eq!((f.zero_fraction(), f.cursor()), (1.0, 0));
         // The same eviction PRNG too: they evolve alike.
         observe_alike(&mut f, &mut fresh, keys(3000, 3));
@@ -114,9 +118,14 @@ fn stable_sweep_restore_answers_and_evolves_as_saved() {
     for key in keys(2500, 5) {
         f.observe(&key);
     }
-    assert_ne!(f.cursor(), 0, "a cursor of 0 would not test that it is kept");
+    assert_ne!(
+        f.cursor(),
+        0,
+        "a cursor of 0 would not test that it is kept"
+    );
     let mut g =
-        StableBloom::<W4>::restore(params, f.blocks().to_vec(), seeded_hasher(5), f.cursor()).unwrap();
+        StableBloom::<W4>::restore(params, f.blocks().to_vec(), seeded_hasher(5), f.cursor())
+            .unwrap();
     assert!(g == f);
     for key in keys(600, 6) {
         assert_eq!(g.contains(&key), f.contains(&key));
@@ -145,7 +154,8 @@ fn stable_random_restore_keeps_cells_and_restarts_the_prng() {
     observe_alike(&mut g, &mut h, keys(3000, 10));
     // The saved filter had drawn 2500 eviction starts: from the same state
     // it now evicts elsewhere.
-    let mut g = StableBloom::<W4>::restore(params, f.blocks().to_vec(), seeded_hasher(5), 0).unwrap();
+    let mut g =
+        StableBloom::<W4>::restore(params, f.blocks().to_vec(), seeded_hasher(5), 0).unwrap();
     for key in keys(200, 11) {
         g.insert(&key);
         f.insert(&key);
@@ -174,12 +184,20 @@ fn count_alike<P: Removable>(a: &mut Spectral<P, W16>, b: &mut Spectral<P, W16>,
 }
 
 fn spectral_roundtrip<P: Removable>(policy: P) {
-    let params = SpectralParams { counters: 3000, k: 4, policy };
+    let params = SpectralParams {
+        counters: 3000,
+        k: 4,
+        policy,
+    };
     let blocks = params.blocks::<W16>().unwrap();
     let mut fresh = Spectral::<P, W16>::new(params.clone(), 21).unwrap();
     let mut f =
         Spectral::<P, W16>::with_storage(params.clone(), dirty(blocks), seeded_hasher(21)).unwrap();
-    assert!(f == fresh, "{}: with_storage over dirty blocks is not empty", P::NAME);
+    assert!(
+        f == fresh,
+        "{}: with_storage over dirty blocks is not empty",
+        P::NAME
+    );
     assert_eq!(f.total(), 0);
     count_alike(&mut f, &mut fresh, 13);
     let mut g =
@@ -207,9 +225,13 @@ fn spectral_with_storage_zeroes_and_restore_adopts() {
     for key in keys(2000, 15) {
         f.insert(&key);
     }
-    let mut g =
-        Spectral::<MinimalIncrease, W8>::restore(params, f.blocks().to_vec(), seeded_hasher(2), f.total())
-            .unwrap();
+    let mut g = Spectral::<MinimalIncrease, W8>::restore(
+        params,
+        f.blocks().to_vec(),
+        seeded_hasher(2),
+        f.total(),
+    )
+    .unwrap();
     for key in keys(2000, 16) {
         f.insert_n(&key, 2);
         g.insert_n(&key, 2);
@@ -224,25 +246,56 @@ fn spectral_with_storage_zeroes_and_restore_adopts() {
 #[test]
 fn restore_rejects_what_it_cannot_adopt() {
     let length = |e: Error, expected: usize, found: usize| {
-        assert_eq!(e, Error::Length { name: "storage", expected, found });
+        assert_eq!(
+            e,
+            Error::Length {
+                name: "storage",
+                expected,
+                found
+            }
+        );
         let text = e.to_string();
-        for part in ["`storage`", found.to_string().as_str(), expected.to_string().as_str()] {
+        for part in [
+            "`storage`",
+            found.to_string().as_str(),
+            expected.to_string().as_str(),
+        ] {
             assert!(text.contains(part), "{text:?} lacks {part:?}");
         }
     };
     let cp = ClassicParams { cells: 4096, k: 5 };
-    length(Classic::restore(cp, dirty(7), seeded_hasher(1)).unwrap_err(), 8, 7);
-    length(Classic::restore(cp, dirty(9), seeded_hasher(1)).unwrap_err(), 8, 9);
+    length(
+        Classic::restore(cp, dirty(7), seeded_hasher(1)).unwrap_err(),
+        8,
+        7,
+    );
+    length(
+        Classic::restore(cp, dirty(9), seeded_hasher(1)).unwrap_err(),
+        8,
+        9,
+    );
     let sp = stable(Eviction::Sweep);
-    length(StableBloom::<W4>::restore(sp, dirty(33), seeded_hasher(1), 0).unwrap_err(), 32, 33);
-    length(StableBloom::<W8>::restore(sp, dirty(32), seeded_hasher(1), 0).unwrap_err(), 64, 32);
+    length(
+        StableBloom::<W4>::restore(sp, dirty(33), seeded_hasher(1), 0).unwrap_err(),
+        32,
+        33,
+    );
+    length(
+        StableBloom::<W8>::restore(sp, dirty(32), seeded_hasher(1), 0).unwrap_err(),
+        64,
+        32,
+    );
     let params = SpectralParams::<MinimumSelection>::new(3000, 4);
     length(
         Spectral::<_, W16>::restore(params, dirty(3), seeded_hasher(1), 0).unwrap_err(),
         94,
         3,
     );
-    let rm = SpectralParams { counters: 3000, k: 4, policy: RecurringMinimum::new().with_marker(1024) };
+    let rm = SpectralParams {
+        counters: 3000,
+        k: 4,
+        policy: RecurringMinimum::new().with_marker(1024),
+    };
     // 63 primary and 32 secondary blocks of 16-bit counters, 2 marker blocks.
     length(
         Spectral::<_, W16>::restore(rm, dirty(96), seeded_hasher(1), 0).unwrap_err(),
@@ -253,9 +306,15 @@ fn restore_rejects_what_it_cannot_adopt() {
     for eviction in [Eviction::Sweep, Eviction::Random] {
         let cells = 4096;
         for cursor in [cells, cells + 1, usize::MAX] {
-            let e = StableBloom::<W4>::restore(stable(eviction), dirty(32), seeded_hasher(1), cursor)
-                .unwrap_err();
-            let Error::Parameter { name, given, allowed } = e else {
+            let e =
+                StableBloom::<W4>::restore(stable(eviction), dirty(32), seeded_hasher(1), cursor)
+                    .unwrap_err();
+            let Error::Parameter {
+                name,
+                given,
+                allowed,
+            } = e
+            else {
                 panic!("{e:?}");
             };
             assert_eq!((name, given), ("cursor", Value::from(cursor)));
@@ -264,11 +323,21 @@ fn restore_rejects_what_it_cannot_adopt() {
                 assert!(text.contains(part), "{text:?} lacks {part:?}");
             }
         }
-        assert!(StableBloom::<W4>::restore(stable(eviction), dirty(32), seeded_hasher(1), cells - 1).is_ok());
+        assert!(StableBloom::<W4>::restore(
+            stable(eviction),
+            dirty(32),
+            seeded_hasher(1),
+            cells - 1
+        )
+        .is_ok());
     }
     // Parameters are validated as by `new`.
     assert!(matches!(
-        Classic::restore(ClassicParams { cells: 4096, k: 0 }, dirty(8), seeded_hasher(1)),
+        Classic::restore(
+            ClassicParams { cells: 4096, k: 0 },
+            dirty(8),
+            seeded_hasher(1)
+        ),
         Err(Error::Parameter { name: "k", .. })
     ));
 }
@@ -280,23 +349,52 @@ fn every_error_says_what_was_given_and_what_is_allowed() {
     let says = |e: Error, parts: &[&str]| {
         let text = e.to_string();
         for part in parts {
-            assert!(text.contains(part), "{e:?} displays {text:?}, which lacks {part:?}");
+            assert!(
+                text.contains(part),
+                "{e:?} displays {text:?}, which lacks {part:?}"
+            );
         }
     };
-    let e = Classic::new(ClassicParams { cells: 4096, k: 600 }, 1).unwrap_err();
-    let Error::Parameter { allowed, .. } = e else { panic!("{e:?}") };
+    let e = Classic::new(
+        ClassicParams {
+            cells: 4096,
+            k: 600,
+        },
+        1,
+    )
+    .unwrap_err();
+    let Error::Parameter { allowed, .. } = e else {
+        panic!("{e:?}")
+    };
     says(e, &["`k`", "600", allowed]);
-    let e = StableBloom::<W4>::new(StableParams { bits_per_cell: 9, ..stable(Eviction::Random) }, 1)
-        .unwrap_err();
-    let Error::Parameter { allowed, .. } = e else { panic!("{e:?}") };
+    let e = StableBloom::<W4>::new(
+        StableParams {
+            bits_per_cell: 9,
+            ..stable(Eviction::Random)
+        },
+        1,
+    )
+    .unwrap_err();
+    let Error::Parameter { allowed, .. } = e else {
+        panic!("{e:?}")
+    };
     says(e, &["`bits_per_cell`", "9", allowed]);
     let e = ClassicParams::plan(1000, 1.5).unwrap_err();
-    let Error::Parameter { allowed, .. } = e else { panic!("{e:?}") };
+    let Error::Parameter { allowed, .. } = e else {
+        panic!("{e:?}")
+    };
     says(e, &["`target_fpr`", "1.5", allowed]);
 
     let mut f = Spectral::<MinimumSelection, W16>::new(SpectralParams::new(3000, 4), 1).unwrap();
     let e = f.estimate_batch(&[1u32, 2, 3], &mut [0; 2]).unwrap_err();
-    assert_eq!(e, Error::Length { name: "counts", expected: 3, found: 2 });
+    assert_eq!(
+        e,
+        Error::Length {
+            name: "counts",
+            expected: 3,
+            found: 2
+        }
+    );
     says(e, &["`counts`", "2", "3"]);
 
     let other = Spectral::<MinimumSelection, W16>::new(SpectralParams::new(3000, 4), 2).unwrap();
@@ -308,5 +406,8 @@ fn every_error_says_what_was_given_and_what_is_allowed() {
         assert_eq!(e, Error::Unsupported { isa: isa.name() });
         says(e, &[isa.name(), "not available"]);
     }
-    says(Error::Allocation { bytes: 1 << 61 }, &[(1u64 << 61).to_string().as_str()]);
+    says(
+        Error::Allocation { bytes: 1 << 61 },
+        &[(1u64 << 61).to_string().as_str()],
+    );
 }

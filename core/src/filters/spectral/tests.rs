@@ -925,7 +925,12 @@ fn same_filter<P: Policy + PartialEq>(
     what: &str,
 ) -> core::result::Result<(), TestCaseError> {
     prop_assert!(a == b, "{} ({}): counters or total differ", what, P::NAME);
-    prop_assert!(a.policy == b.policy, "{} ({}): policy state differs", what, P::NAME);
+    prop_assert!(
+        a.policy == b.policy,
+        "{} ({}): policy state differs",
+        what,
+        P::NAME
+    );
     Ok(())
 }
 
@@ -940,7 +945,15 @@ fn keyed_batches<P: Policy + PartialEq>(
     keys: &[u16],
     probes: &[u16],
 ) -> core::result::Result<(Spectral<P, W16>, Spectral<P, W16>, Spectral<P, W16>), TestCaseError> {
-    let mut one = Spectral::<P, W16>::new(SpectralParams { counters, k: 5, policy }, 3).unwrap();
+    let mut one = Spectral::<P, W16>::new(
+        SpectralParams {
+            counters,
+            k: 5,
+            policy,
+        },
+        3,
+    )
+    .unwrap();
     prop_assert_eq!(one.prefetching(), counters >= PREFETCH_COUNTERS);
     let (mut keyed, mut hashed) = (one.clone(), one.clone());
     for key in keys {
@@ -957,11 +970,21 @@ fn keyed_batches<P: Policy + PartialEq>(
     prop_assert_eq!(&got, &want);
     let n = probes.len();
     let mut long = alloc::vec![u32::MAX; n + 1];
-    let wrong = Error::Length { name: "counts", expected: n, found: n + 1 };
+    let wrong = Error::Length {
+        name: "counts",
+        expected: n,
+        found: n + 1,
+    };
     prop_assert_eq!(keyed.estimate_batch(probes, &mut long), Err(wrong));
     let probe_hashes: Vec<u64> = probes.iter().map(|key| one.hash(key)).collect();
-    prop_assert_eq!(hashed.estimate_batch_hash(&probe_hashes, &mut long), Err(wrong));
-    prop_assert!(long.iter().all(|&c| c == u32::MAX), "a failed batch wrote answers");
+    prop_assert_eq!(
+        hashed.estimate_batch_hash(&probe_hashes, &mut long),
+        Err(wrong)
+    );
+    prop_assert!(
+        long.iter().all(|&c| c == u32::MAX),
+        "a failed batch wrote answers"
+    );
     Ok((one, keyed, hashed))
 }
 
@@ -1108,7 +1131,10 @@ impl<W: Counter> Reference<W> {
 impl<W: Counter> Counters for Reference<W> {
     fn min_count(&self, table: Table, h: u64) -> MinCount {
         let (t, cells) = match table {
-            Table::Primary => (&self.primary, restated_cells(h, self.blocks[0], W::CELLS, self.k)),
+            Table::Primary => (
+                &self.primary,
+                restated_cells(h, self.blocks[0], W::CELLS, self.k),
+            ),
             Table::Secondary => (
                 &self.secondary,
                 restated_cells(mix64(h ^ SECONDARY_SALT), self.blocks[1], W::CELLS, self.k),
@@ -1202,7 +1228,11 @@ fn agrees_with_reference<P: Policy, W: Counter>(
     ops: &[CountOp],
     remove: Option<RemoveBoth<P, W>>,
 ) -> core::result::Result<(), TestCaseError> {
-    let params = SpectralParams { counters, k: k.min(W::CELLS as u32), policy };
+    let params = SpectralParams {
+        counters,
+        k: k.min(W::CELLS as u32),
+        policy,
+    };
     for isa in Isa::available() {
         let mut f = Spectral::<P, W>::new(params.clone(), 7).unwrap();
         f.set_isa(isa).unwrap();
@@ -1227,7 +1257,12 @@ fn agrees_with_reference<P: Policy, W: Counter>(
                 CountOp::Estimate(key) => key,
             };
             let h = f.hash(&key);
-            prop_assert_eq!(f.estimate_hash(h), policy.estimate(&reference, h), "{}", what(op));
+            prop_assert_eq!(
+                f.estimate_hash(h),
+                policy.estimate(&reference, h),
+                "{}",
+                what(op)
+            );
         }
         let blocks = f.blocks();
         let g = f.geo;
@@ -1236,7 +1271,12 @@ fn agrees_with_reference<P: Policy, W: Counter>(
                 .map(|i| cell::<W>(&blocks[first + i / W::CELLS], i % W::CELLS))
                 .collect()
         };
-        prop_assert_eq!(table(&reference.primary, 0), reference.primary.clone(), "{} primary", P::NAME);
+        prop_assert_eq!(
+            table(&reference.primary, 0),
+            reference.primary.clone(),
+            "{} primary",
+            P::NAME
+        );
         prop_assert_eq!(
             table(&reference.secondary, g.primary),
             reference.secondary.clone(),
@@ -1244,7 +1284,12 @@ fn agrees_with_reference<P: Policy, W: Counter>(
             P::NAME
         );
         let marker: Vec<bool> = (0..reference.marker.len())
-            .map(|i| cell::<W1>(&blocks[g.primary + g.secondary + i / W1::CELLS], i % W1::CELLS) == 1)
+            .map(|i| {
+                cell::<W1>(
+                    &blocks[g.primary + g.secondary + i / W1::CELLS],
+                    i % W1::CELLS,
+                ) == 1
+            })
             .collect();
         prop_assert_eq!(marker, reference.marker.clone(), "{} marker", P::NAME);
     }
@@ -1266,7 +1311,13 @@ fn every_policy_agrees<W: Counter>(
     agrees_with_reference::<_, W>(marked.clone(), rm_counters, k, ops, Some(remove_both))?;
     let trapping = RecurringMinimum::new().with_trapping();
     agrees_with_reference::<_, W>(trapping, rm_counters, k, ops, Some(remove_both))?;
-    agrees_with_reference::<_, W>(marked.with_trapping(), rm_counters, k, ops, Some(remove_both))
+    agrees_with_reference::<_, W>(
+        marked.with_trapping(),
+        rm_counters,
+        k,
+        ops,
+        Some(remove_both),
+    )
 }
 
 proptest! {
@@ -1298,7 +1349,11 @@ proptest! {
 #[test]
 fn a_restored_trapping_filter_is_the_saved_one_without_its_traps() {
     let trapping = RecurringMinimum::new().with_trapping();
-    let params = SpectralParams { counters: 600, k: 4, policy: trapping.clone() };
+    let params = SpectralParams {
+        counters: 600,
+        k: 4,
+        policy: trapping.clone(),
+    };
     let mut f = Spectral::<RecurringMinimum, W16>::new(params.clone(), 5).unwrap();
     let mut x = 3u64;
     for _ in 0..crate::scaled(3000) {
