@@ -284,3 +284,57 @@ fn report_blocking_cost() {
         );
     }
 }
+
+/// Blocks from which the batch forms prefetch
+/// ([`crate::store::PREFETCH_MIN_BYTES`]): the property tests draw filters on
+/// both sides of it.
+const PREFETCH_BLOCKS: usize = crate::store::PREFETCH_MIN_BYTES / Block::BYTES;
+
+proptest! {
+    #![proptest_config(crate::proptest_config(32, 2, 0xC1A5_BA7C))]
+
+    /// The keyed batches (`insert_batch`, `contains_batch`) and the
+    /// pre-hashed ones (`*_batch_hash`) leave the same filter and give the
+    /// same answers as `insert` and `contains` one key at a time, in order,
+    /// in filters below and above the prefetching threshold, with batches
+    /// longer than the keyed forms' hashing chunk
+    /// ([`crate::filter::HASH_CHUNK`]). An output of the wrong length is
+    /// [`Error::Length`] and writes nothing.
+    #[test]
+    fn batches_equal_item_by_item(
+        blocks in prop_oneof![1..40usize, PREFETCH_BLOCKS..PREFETCH_BLOCKS + 100],
+        k in 1..12u32,
+        seed: u64,
+        keys in proptest::collection::vec(0..3000u32, 0..crate::scaled(700)),
+        probes in proptest::collection::vec(0..6000u32, 0..crate::scaled(700)),
+    ) {
+        let mut one = Classic::new(ClassicParams { cells: blocks * B, k }, seed).unwrap();
+        prop_assert_eq!(one.prefetching(), blocks >= PREFETCH_BLOCKS);
+        let (mut keyed, mut hashed) = (one.clone(), one.clone());
+        for key in &keys {
+            one.insert(key);
+        }
+        keyed.insert_batch(&keys);
+        let hashes: std::vec::Vec<u64> = keys.iter().map(|key| one.hash(key)).collect();
+        hashed.insert_batch_hash(&hashes);
+        prop_assert!(keyed == one, "insert_batch left another filter");
+        prop_assert!(hashed == one, "insert_batch_hash left another filter");
+
+        let want: std::vec::Vec<bool> = probes.iter().map(|key| one.contains(key)).collect();
+        let mut got = std::vec![false; probes.len()];
+        keyed.contains_batch(&probes, &mut got).unwrap();
+        prop_assert_eq!(&got, &want);
+        let probe_hashes: std::vec::Vec<u64> = probes.iter().map(|key| one.hash(key)).collect();
+        let mut got = std::vec![false; probes.len()];
+        hashed.contains_batch_hash(&probe_hashes, &mut got).unwrap();
+        prop_assert_eq!(&got, &want);
+
+        // One slot too many: an error naming the output, nothing written.
+        let n = probes.len();
+        let wrong = Error::Length { name: "found", expected: n, found: n + 1 };
+        let mut long = std::vec![true; n + 1];
+        prop_assert_eq!(keyed.contains_batch(&probes, &mut long), Err(wrong));
+        prop_assert_eq!(hashed.contains_batch_hash(&probe_hashes, &mut long), Err(wrong));
+        prop_assert!(long.iter().all(|&b| b));
+    }
+}

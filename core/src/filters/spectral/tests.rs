@@ -911,3 +911,478 @@ fn mean_of_k_variance<P: Policy>(f: &Spectral<P, W32>) -> f64 {
     let mean_mu = sum_mu / n;
     (sum_mu2 / n - mean_mu * mean_mu) + within / n
 }
+
+/// 16-bit counters from which the batch forms prefetch
+/// ([`crate::store::PREFETCH_MIN_BYTES`]): the property tests draw filters on
+/// both sides of it.
+const PREFETCH_COUNTERS: usize = crate::store::PREFETCH_MIN_BYTES / 2;
+
+/// Asserts that `a` and `b` are the same filter, policy state (Trapping's
+/// traps) included, which `PartialEq` leaves out.
+fn same_filter<P: Policy + PartialEq>(
+    a: &Spectral<P, W16>,
+    b: &Spectral<P, W16>,
+    what: &str,
+) -> core::result::Result<(), TestCaseError> {
+    prop_assert!(a == b, "{} ({}): counters or total differ", what, P::NAME);
+    prop_assert!(
+        a.policy == b.policy,
+        "{} ({}): policy state differs",
+        what,
+        P::NAME
+    );
+    Ok(())
+}
+
+/// The keyed `insert_batch` and `estimate_batch` against `insert` and
+/// `estimate` one key at a time (the pre-hashed batches have
+/// `batches_equal_item_by_item`); returns the three filters (item by item,
+/// keyed batches, pre-hashed batches), equal, for more operations.
+#[allow(clippy::type_complexity)]
+fn keyed_batches<P: Policy + PartialEq>(
+    policy: P,
+    counters: usize,
+    keys: &[u16],
+    probes: &[u16],
+) -> core::result::Result<(Spectral<P, W16>, Spectral<P, W16>, Spectral<P, W16>), TestCaseError> {
+    let mut one = Spectral::<P, W16>::new(
+        SpectralParams {
+            counters,
+            k: 5,
+            policy,
+        },
+        3,
+    )
+    .unwrap();
+    prop_assert_eq!(one.prefetching(), counters >= PREFETCH_COUNTERS);
+    let (mut keyed, mut hashed) = (one.clone(), one.clone());
+    for key in keys {
+        one.insert(key);
+    }
+    keyed.insert_batch(keys);
+    let hashes: Vec<u64> = keys.iter().map(|key| one.hash(key)).collect();
+    hashed.insert_batch_hash(&hashes);
+    same_filter(&keyed, &one, "insert_batch")?;
+    same_filter(&hashed, &one, "insert_batch_hash")?;
+    let want: Vec<u32> = probes.iter().map(|key| one.estimate(key)).collect();
+    let mut got = alloc::vec![0; probes.len()];
+    keyed.estimate_batch(probes, &mut got).unwrap();
+    prop_assert_eq!(&got, &want);
+    let n = probes.len();
+    let mut long = alloc::vec![u32::MAX; n + 1];
+    let wrong = Error::Length {
+        name: "counts",
+        expected: n,
+        found: n + 1,
+    };
+    prop_assert_eq!(keyed.estimate_batch(probes, &mut long), Err(wrong));
+    let probe_hashes: Vec<u64> = probes.iter().map(|key| one.hash(key)).collect();
+    prop_assert_eq!(
+        hashed.estimate_batch_hash(&probe_hashes, &mut long),
+        Err(wrong)
+    );
+    prop_assert!(
+        long.iter().all(|&c| c == u32::MAX),
+        "a failed batch wrote answers"
+    );
+    Ok((one, keyed, hashed))
+}
+
+/// [`keyed_batches`], then `remove_batch` and `remove_batch_hash` against
+/// `remove` one key at a time, and the three filters still estimate alike.
+fn remove_batches<P: Removable + PartialEq>(
+    policy: P,
+    counters: usize,
+    keys: &[u16],
+    removals: &[u16],
+) -> core::result::Result<(), TestCaseError> {
+    let (mut one, mut keyed, mut hashed) = keyed_batches(policy, counters, keys, removals)?;
+    for key in removals {
+        one.remove(key);
+    }
+    keyed.remove_batch(removals);
+    let hashes: Vec<u64> = removals.iter().map(|key| one.hash(key)).collect();
+    hashed.remove_batch_hash(&hashes);
+    same_filter(&keyed, &one, "remove_batch")?;
+    same_filter(&hashed, &one, "remove_batch_hash")?;
+    for key in keys.iter().chain(removals) {
+        let want = one.estimate(key);
+        prop_assert_eq!(keyed.estimate(key), want);
+        prop_assert_eq!(hashed.estimate(key), want);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(crate::proptest_config(24, 2, 0x05EC_BA7C))]
+
+    /// Every keyed batch, and the pre-hashed removal batch, leaves the same
+    /// filter (counters, total, policy state) and gives the same answers as
+    /// the keyed single-item forms in order, for every policy, below and
+    /// above the prefetching threshold, with batches longer than the keyed
+    /// forms' hashing chunk; a wrong output length is [`Error::Length`] and
+    /// writes nothing. The removals include keys never inserted, whose
+    /// counters stop at 0.
+    #[test]
+    fn keyed_and_removal_batches_equal_item_by_item(
+        keys in proptest::collection::vec(0u16..300, 0..crate::scaled(700)),
+        removals in proptest::collection::vec(0u16..400, 0..crate::scaled(500)),
+        counters in prop_oneof![96usize..2048, PREFETCH_COUNTERS..PREFETCH_COUNTERS + 4000],
+    ) {
+        // Recurring Minimum's primary is 2/3 of the budget: keep its whole
+        // filter on the same side of the threshold as the others.
+        let rm_counters = if counters >= PREFETCH_COUNTERS { counters } else { counters.max(200) };
+        keyed_batches(MinimalIncrease, counters, &keys, &removals)?;
+        remove_batches(MinimumSelection, counters, &keys, &removals)?;
+        remove_batches(rm(), rm_counters, &keys, &removals)?;
+        remove_batches(rm_marker(), rm_counters, &keys, &removals)?;
+        remove_batches(RecurringMinimum::new().with_trapping(), rm_counters, &keys, &removals)?;
+    }
+}
+
+/// A naive counter store: the [`Counters`] and [`CountersMut`] interface
+/// over plain tables (`Vec<u32>` counters, `Vec<bool>` marker bits), with
+/// the filter's placement restated independently of [`Geometry`] and
+/// [`Ctx`]. Driving a policy through it and through a filter must give the
+/// same answers and the same counters: the policies see the store only
+/// through the two traits.
+struct Reference<W: Counter> {
+    primary: Vec<u32>,
+    secondary: Vec<u32>,
+    marker: Vec<bool>,
+    /// Blocks of each table, from the filter's plan.
+    blocks: [usize; 3],
+    k: u32,
+    width: core::marker::PhantomData<W>,
+}
+
+/// The distinct cells, in increasing order, of hash `h` in a table of
+/// `blocks` blocks of `cells` cells: the block is `⌊mix64(h)·blocks /
+/// 2^64⌋`; the cells are `min(k, cells)` independent `log2(cells)`-bit
+/// fields read from the top of `mix64(h ^ SALT)`, then of
+/// `mix64(h ^ SALT ^ round·C)` (round 1, 2, ...) when fewer bits than a
+/// field are left, repeats collapsing ([`Placement::Collapsing`], restated).
+fn restated_cells(h: u64, blocks: usize, cells: usize, k: u32) -> Vec<usize> {
+    const SALT: u64 = 0x6A09_E667_F3BC_C909;
+    const ROUND: u64 = 0xD6E8_FEB8_6659_FD93;
+    let block = ((u128::from(mix64(h)) * blocks as u128) >> 64) as usize;
+    let bits = cells.trailing_zeros();
+    let (mut x, mut left, mut round) = (mix64(h ^ SALT), 64u32, 0u64);
+    let mut out: Vec<usize> = (0..k.min(cells as u32))
+        .map(|_| {
+            if left < bits {
+                round += 1;
+                x = mix64(h ^ SALT ^ round.wrapping_mul(ROUND));
+                left = 64;
+            }
+            let field = (x >> (64 - bits)) as usize;
+            x <<= bits;
+            left -= bits;
+            block * cells + field
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+impl<W: Counter> Reference<W> {
+    /// An empty store with `f`'s table sizes.
+    fn like<P: Policy, S: Storage, H>(f: &Spectral<P, W, S, H>) -> Self {
+        let g = &f.geo;
+        Reference {
+            primary: alloc::vec![0; g.primary * W::CELLS],
+            secondary: alloc::vec![0; g.secondary * W::CELLS],
+            marker: alloc::vec![false; g.marker * W1::CELLS],
+            blocks: [g.primary, g.secondary, g.marker],
+            k: g.k,
+            width: core::marker::PhantomData,
+        }
+    }
+
+    /// The item's counters in `table`: the table and indices into it.
+    fn cells(&mut self, table: Table, h: u64) -> (&mut Vec<u32>, Vec<usize>) {
+        match table {
+            Table::Primary => (
+                &mut self.primary,
+                restated_cells(h, self.blocks[0], W::CELLS, self.k),
+            ),
+            Table::Secondary => (
+                &mut self.secondary,
+                restated_cells(mix64(h ^ SECONDARY_SALT), self.blocks[1], W::CELLS, self.k),
+            ),
+        }
+    }
+
+    fn marker_bits(&self, h: u64) -> Vec<usize> {
+        restated_cells(mix64(h ^ MARKER_SALT), self.blocks[2], W1::CELLS, self.k)
+    }
+
+    /// Applies `op` to each of the item's counters in `table`, clamping the
+    /// result to `0..=W::MAX`.
+    fn update(&mut self, table: Table, h: u64, op: impl Fn(u64) -> u64) {
+        let (t, cells) = self.cells(table, h);
+        for c in cells {
+            t[c] = op(u64::from(t[c])).min(u64::from(W::MAX)) as u32;
+        }
+    }
+}
+
+impl<W: Counter> Counters for Reference<W> {
+    fn min_count(&self, table: Table, h: u64) -> MinCount {
+        let (t, cells) = match table {
+            Table::Primary => (
+                &self.primary,
+                restated_cells(h, self.blocks[0], W::CELLS, self.k),
+            ),
+            Table::Secondary => (
+                &self.secondary,
+                restated_cells(mix64(h ^ SECONDARY_SALT), self.blocks[1], W::CELLS, self.k),
+            ),
+        };
+        let min = cells.iter().map(|&c| t[c]).min().unwrap_or(u32::MAX);
+        let count = cells.iter().filter(|&&c| t[c] == min).count() as u32;
+        MinCount { min, count }
+    }
+
+    fn marked(&self, h: u64) -> bool {
+        self.blocks[2] > 0 && self.marker_bits(h).iter().all(|&b| self.marker[b])
+    }
+
+    fn each_primary(&self, h: u64, mut f: impl FnMut(usize, u32) -> bool) {
+        for c in restated_cells(h, self.blocks[0], W::CELLS, self.k) {
+            if !f(c, self.primary[c]) {
+                break;
+            }
+        }
+    }
+}
+
+impl<W: Counter> CountersMut for Reference<W> {
+    fn add(&mut self, table: Table, h: u64, r: u32) {
+        self.update(table, h, |c| c + u64::from(r));
+    }
+
+    fn sub(&mut self, table: Table, h: u64, r: u32) {
+        self.update(table, h, |c| c.saturating_sub(u64::from(r)));
+    }
+
+    fn raise_to(&mut self, table: Table, h: u64, v: u32) {
+        self.update(table, h, |c| c.max(u64::from(v)));
+    }
+
+    fn mark(&mut self, h: u64) {
+        if self.blocks[2] > 0 {
+            for b in self.marker_bits(h) {
+                self.marker[b] = true;
+            }
+        }
+    }
+}
+
+/// An operation of a counting stream, on a small key space.
+#[derive(Clone, Copy, Debug)]
+enum CountOp {
+    Insert(u16, u32),
+    Remove(u16, u32),
+    Estimate(u16),
+}
+
+/// Insertions (with `r` up to 300, so that 8-bit counters saturate),
+/// removals (of keys present or not) and estimates.
+fn count_ops() -> impl Strategy<Value = Vec<CountOp>> {
+    let op = prop_oneof![
+        4 => (0u16..80, 1u32..4).prop_map(|(k, r)| CountOp::Insert(k, r)),
+        1 => (0u16..80, 4u32..300).prop_map(|(k, r)| CountOp::Insert(k, r)),
+        2 => (0u16..80, 1u32..4).prop_map(|(k, r)| CountOp::Remove(k, r)),
+        2 => (0u16..80).prop_map(CountOp::Estimate),
+    ];
+    proptest::collection::vec(op, 0..crate::scaled(400))
+}
+
+/// Takes `r` occurrences of `h` back from the reference (through
+/// [`Removable::remove`]) and from the filter.
+type RemoveBoth<P, W> = fn(&mut P, &mut Reference<W>, &mut Spectral<P, W>, u64, u32);
+
+fn remove_both<P: Removable, W: Counter>(
+    policy: &mut P,
+    reference: &mut Reference<W>,
+    f: &mut Spectral<P, W>,
+    h: u64,
+    r: u32,
+) {
+    policy.remove(reference, h, r);
+    f.remove_n_hash(h, r);
+}
+
+/// Drives `policy` through [`Policy::insert`], [`Removable::remove`]
+/// (when `remove` is given; removals are skipped otherwise) and
+/// [`Policy::estimate`] on a [`Reference`] store, and the same stream through
+/// a filter with each available kernel implementation: every estimate
+/// (after each operation, of its key) and, at the end, every counter of
+/// every table must be equal.
+fn agrees_with_reference<P: Policy, W: Counter>(
+    policy: P,
+    counters: usize,
+    k: u32,
+    ops: &[CountOp],
+    remove: Option<RemoveBoth<P, W>>,
+) -> core::result::Result<(), TestCaseError> {
+    let params = SpectralParams {
+        counters,
+        k: k.min(W::CELLS as u32),
+        policy,
+    };
+    for isa in Isa::available() {
+        let mut f = Spectral::<P, W>::new(params.clone(), 7).unwrap();
+        f.set_isa(isa).unwrap();
+        let mut reference = Reference::like(&f);
+        let mut policy = params.policy.clone();
+        let what = |op: &CountOp| std::format!("{} W{} {isa:?} {op:?}", P::NAME, W::BITS);
+        for op in ops {
+            let key = match *op {
+                CountOp::Insert(key, r) => {
+                    let h = f.hash(&key);
+                    policy.insert(&mut reference, h, r);
+                    f.insert_n_hash(h, r);
+                    key
+                }
+                CountOp::Remove(key, r) => {
+                    if let Some(remove) = remove {
+                        let h = f.hash(&key);
+                        remove(&mut policy, &mut reference, &mut f, h, r);
+                    }
+                    key
+                }
+                CountOp::Estimate(key) => key,
+            };
+            let h = f.hash(&key);
+            prop_assert_eq!(
+                f.estimate_hash(h),
+                policy.estimate(&reference, h),
+                "{}",
+                what(op)
+            );
+        }
+        let blocks = f.blocks();
+        let g = f.geo;
+        let table = |t: &[u32], first: usize| -> Vec<u32> {
+            (0..t.len())
+                .map(|i| cell::<W>(&blocks[first + i / W::CELLS], i % W::CELLS))
+                .collect()
+        };
+        prop_assert_eq!(
+            table(&reference.primary, 0),
+            reference.primary.clone(),
+            "{} primary",
+            P::NAME
+        );
+        prop_assert_eq!(
+            table(&reference.secondary, g.primary),
+            reference.secondary.clone(),
+            "{} secondary",
+            P::NAME
+        );
+        let marker: Vec<bool> = (0..reference.marker.len())
+            .map(|i| {
+                cell::<W1>(
+                    &blocks[g.primary + g.secondary + i / W1::CELLS],
+                    i % W1::CELLS,
+                ) == 1
+            })
+            .collect();
+        prop_assert_eq!(marker, reference.marker.clone(), "{} marker", P::NAME);
+    }
+    Ok(())
+}
+
+/// Every policy and width through [`agrees_with_reference`].
+fn every_policy_agrees<W: Counter>(
+    counters: usize,
+    k: u32,
+    marker: usize,
+    ops: &[CountOp],
+) -> core::result::Result<(), TestCaseError> {
+    let rm_counters = counters.max(3 * W::CELLS);
+    agrees_with_reference::<_, W>(MinimumSelection, counters, k, ops, Some(remove_both))?;
+    agrees_with_reference::<_, W>(MinimalIncrease, counters, k, ops, None)?;
+    agrees_with_reference::<_, W>(rm(), rm_counters, k, ops, Some(remove_both))?;
+    let marked = RecurringMinimum::new().with_marker(marker);
+    agrees_with_reference::<_, W>(marked.clone(), rm_counters, k, ops, Some(remove_both))?;
+    let trapping = RecurringMinimum::new().with_trapping();
+    agrees_with_reference::<_, W>(trapping, rm_counters, k, ops, Some(remove_both))?;
+    agrees_with_reference::<_, W>(
+        marked.with_trapping(),
+        rm_counters,
+        k,
+        ops,
+        Some(remove_both),
+    )
+}
+
+proptest! {
+    #![proptest_config(crate::proptest_config(48, 2, 0x05EC_C0DE))]
+
+    /// The policies give identical answers on the counter-store interface:
+    /// the filter over its blocked fixed-width cells ([`Ctx`], [`CtxMut`])
+    /// and the naive [`Reference`] store agree on every estimate and every
+    /// counter, for every policy (Recurring Minimum plain, with a marker,
+    /// with Trapping, with both) and width, on crowded filters (Bloom
+    /// errors, moves, traps) and with 8-bit counters that saturate.
+    #[test]
+    fn policies_agree_on_every_counter_store(
+        counters in 40usize..1500,
+        k in 1u32..9,
+        marker in 1usize..2048,
+        ops in count_ops(),
+    ) {
+        prop_assert_eq!(PLACEMENT, Placement::Collapsing, "Reference restates Collapsing");
+        every_policy_agrees::<W8>(counters, k, marker, &ops)?;
+        every_policy_agrees::<W16>(counters, k, marker, &ops)?;
+        every_policy_agrees::<W32>(counters, k, marker, &ops)?;
+    }
+}
+
+/// `restore` adopts the counters and the total but not Trapping's traps,
+/// which live outside the blocks: a restored Trapping filter is the saved
+/// one with its traps cleared, and evolves as that one does.
+#[test]
+fn a_restored_trapping_filter_is_the_saved_one_without_its_traps() {
+    let trapping = RecurringMinimum::new().with_trapping();
+    let params = SpectralParams {
+        counters: 600,
+        k: 4,
+        policy: trapping.clone(),
+    };
+    let mut f = Spectral::<RecurringMinimum, W16>::new(params.clone(), 5).unwrap();
+    let mut x = 3u64;
+    for _ in 0..crate::scaled(3000) {
+        x = mix64(x);
+        f.insert_n(&(x % 200), 1 + (x >> 62) as u32);
+    }
+    assert!(f.policy != trapping, "the stream set no trap");
+    let mut g = Spectral::<RecurringMinimum, W16>::restore(
+        params,
+        f.blocks().to_vec(),
+        hash::seeded_hasher(5),
+        f.total(),
+    )
+    .unwrap();
+    assert!(g == f);
+    assert_eq!(g.policy, trapping);
+    let mut cleared = f.clone();
+    cleared.policy.reset();
+    for i in 0..crate::scaled(3000) {
+        x = mix64(x);
+        let key = x % 200;
+        if i % 4 == 3 {
+            g.remove(&key);
+            cleared.remove(&key);
+        } else {
+            g.insert(&key);
+            cleared.insert(&key);
+        }
+        assert_eq!(g.estimate(&key), cleared.estimate(&key));
+    }
+    assert!(g == cleared && g.policy == cleared.policy);
+}

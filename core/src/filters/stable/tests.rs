@@ -801,3 +801,104 @@ fn report_planner() {
         }
     }
 }
+
+/// Blocks from which the batch forms prefetch
+/// ([`crate::store::PREFETCH_MIN_BYTES`]): the property tests draw filters on
+/// both sides of it.
+const PREFETCH_BLOCKS: usize = crate::store::PREFETCH_MIN_BYTES / Block::BYTES;
+
+/// Asserts that `a` and `b` are the same filter, eviction PRNG included
+/// (which `PartialEq` leaves out), so that they evolve alike.
+fn same_filter<W: Width>(
+    a: &StableBloom<W>,
+    b: &StableBloom<W>,
+    what: &str,
+) -> std::result::Result<(), TestCaseError> {
+    prop_assert!(a == b, "{}: cells or cursor differ", what);
+    prop_assert_eq!(&a.rng, &b.rng, "{}: eviction PRNG differs", what);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(crate::proptest_config(32, 2, 0x57AB_BA7C))]
+
+    /// `insert_batch`, `insert_batch_hash`, `contains_batch` and
+    /// `contains_batch_hash` leave the same filter (cells, sweep pointer
+    /// and eviction PRNG) and give the same answers as `insert` and
+    /// `contains` one key at a time, in order, below and above the
+    /// prefetching threshold (where eviction starts are drawn ahead), with
+    /// batches longer than the keyed forms' hashing chunk. An output of the
+    /// wrong length is [`Error::Length`], and `observe_batch` then changes
+    /// neither the filter nor the output.
+    #[test]
+    fn insert_and_contains_batches_equal_item_by_item(
+        blocks in prop_oneof![1..40usize, PREFETCH_BLOCKS..PREFETCH_BLOCKS + 100],
+        bits in 1..9u32,
+        k in 1..8u32,
+        p in 1..200usize,
+        sweep: bool,
+        seed: u64,
+        keys in proptest::collection::vec(0..2000u64, 0..crate::scaled(700)),
+        probes in proptest::collection::vec(0..4000u64, 0..crate::scaled(700)),
+    ) {
+        let eviction = if sweep { Eviction::Sweep } else { Eviction::Random };
+        let params = params(blocks * W8::CELLS, bits, k, p.min(blocks * W8::CELLS), eviction);
+        let mut one = StableBloom::<W8>::new(params, seed).unwrap();
+        prop_assert_eq!(one.prefetching(), blocks >= PREFETCH_BLOCKS);
+        let (mut keyed, mut hashed) = (one.clone(), one.clone());
+        for key in &keys {
+            one.insert(key);
+        }
+        keyed.insert_batch(&keys);
+        let hashes: Vec<u64> = keys.iter().map(|key| one.hash(key)).collect();
+        hashed.insert_batch_hash(&hashes);
+        same_filter(&keyed, &one, "insert_batch")?;
+        same_filter(&hashed, &one, "insert_batch_hash")?;
+
+        let want: Vec<bool> = probes.iter().map(|key| one.contains(key)).collect();
+        let mut got = vec![false; probes.len()];
+        keyed.contains_batch(&probes, &mut got).unwrap();
+        prop_assert_eq!(&got, &want);
+        let probe_hashes: Vec<u64> = probes.iter().map(|key| one.hash(key)).collect();
+        let mut got = vec![false; probes.len()];
+        hashed.contains_batch_hash(&probe_hashes, &mut got).unwrap();
+        prop_assert_eq!(&got, &want);
+
+        let n = probes.len();
+        let mut long = vec![true; n + 1];
+        let found = Error::Length { name: "found", expected: n, found: n + 1 };
+        prop_assert_eq!(keyed.contains_batch(&probes, &mut long), Err(found));
+        prop_assert_eq!(hashed.contains_batch_hash(&probe_hashes, &mut long), Err(found));
+        let duplicates = Error::Length { name: "duplicates", expected: n, found: n + 1 };
+        prop_assert_eq!(keyed.observe_batch(&probes, &mut long), Err(duplicates));
+        prop_assert_eq!(hashed.observe_batch_hash(&probe_hashes, &mut long), Err(duplicates));
+        prop_assert!(long.iter().all(|&b| b), "a failed batch wrote answers");
+        same_filter(&keyed, &one, "failed observe_batch")?;
+        same_filter(&hashed, &one, "failed observe_batch_hash")?;
+
+        // And they go on alike: the same observations from here.
+        for key in &probes {
+            let want = one.observe(key);
+            prop_assert_eq!(keyed.observe(key), want);
+            prop_assert_eq!(hashed.observe(key), want);
+        }
+        same_filter(&keyed, &one, "after more observations")?;
+    }
+}
+
+/// What `restore` keeps of the eviction PRNG: nothing. It restarts from the
+/// hasher, as in a new filter, whatever the saved filter had drawn (the
+/// cells and the sweep pointer are kept: `tests/construction.rs`).
+#[test]
+fn restore_restarts_the_eviction_prng_from_the_hasher() {
+    let p = params(4096, 3, 3, 6, Eviction::Random);
+    let mut f = StableBloom::<W4>::new(p, 5).unwrap();
+    let fresh = f.rng.clone();
+    for h in 0..crate::scaled(100) as u64 {
+        f.observe_hash(h);
+    }
+    assert_ne!(f.rng, fresh);
+    let g = StableBloom::<W4>::restore(p, f.blocks().to_vec(), hash::seeded_hasher(5), 0).unwrap();
+    assert!(g == f);
+    assert_eq!(g.rng, fresh);
+}
