@@ -1149,12 +1149,12 @@ impl<W: Counter> Counters for Reference<W> {
         self.blocks[2] > 0 && self.marker_bits(h).iter().all(|&b| self.marker[b])
     }
 
-    fn each_primary(&self, h: u64, mut f: impl FnMut(usize, u32) -> bool) {
-        for c in restated_cells(h, self.blocks[0], W::CELLS, self.k) {
-            if !f(c, self.primary[c]) {
-                break;
-            }
+    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
+        let cells = restated_cells(h, self.blocks[0], W::CELLS, self.k);
+        for (slot, &c) in out.iter_mut().zip(&cells) {
+            *slot = (c, self.primary[c]);
         }
+        cells.len()
     }
 }
 
