@@ -45,6 +45,7 @@ pub enum Error {
     },
     /// The kernel implementation asked for (`set_isa`) is not compiled for
     /// this target or this CPU does not run it ([`crate::Isa::is_available`]).
+    /// The message lists the implementations this CPU does run.
     Unsupported {
         /// The implementation's name ([`crate::Isa::name`]).
         isa: &'static str,
@@ -151,10 +152,21 @@ impl fmt::Display for Error {
                 "`{name}` holds {found} elements, the operation needs {expected}"
             ),
             Error::Allocation { bytes } => {
-                write!(f, "could not allocate {bytes} bytes for the filter")
+                write!(
+                    f,
+                    "could not allocate {bytes} bytes for the filter's cells (ask for fewer cells or a smaller memory budget)"
+                )
             }
             Error::Unsupported { isa } => {
-                write!(f, "the {isa} kernels are not available on this CPU")
+                write!(
+                    f,
+                    "the {isa} kernels are not available on this CPU; it runs"
+                )?;
+                for (i, available) in crate::Isa::available().enumerate() {
+                    let sep = if i == 0 { " " } else { ", " };
+                    write!(f, "{sep}{}", available.name())?;
+                }
+                Ok(())
             }
             Error::Incompatible { what } => write!(f, "filters differ in {what}"),
         }

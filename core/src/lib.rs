@@ -21,16 +21,21 @@
 //!   `K` and `P` for that memory, meeting the rate with the longest memory
 //!   of past items ([`StableParams::plan`]); or fix `d` and `K` and let
 //!   [`StableParams::with_smallest_p`] pick `P`.
-//! - [`SpectralParams`]`::new(counters, k)`: with `n` distinct keys, about
-//!   `1.44·n·k` counters keep the Bloom error near its optimum (the
-//!   [`spectral`] module docs).
+//! - [`Spectral::plan`]`(n_distinct, target_error, seed)`: the fewest
+//!   counters (and the `k`) whose expected over-estimate rate for `n_distinct`
+//!   keys is at most the target ([`SpectralParams::plan`]); or fix the
+//!   memory and get the most accurate `k` ([`SpectralParams::plan_memory`]),
+//!   or choose both with [`SpectralParams`]`::new(counters, k)`.
 //!
 //! ```
-//! use streambloom::{Classic, Eviction, StableBloom, W8};
+//! use streambloom::{Classic, Eviction, MinimumSelection, Spectral, StableBloom, W8};
 //! let mut seen = Classic::plan(10_000, 0.01, 7)?;
 //! assert!(!seen.insert("a") && seen.insert("a"));
 //! let mut dedup = StableBloom::<W8>::plan(1 << 20, 0.01, Eviction::Sweep, 7)?;
 //! assert!(!dedup.observe("a") && dedup.observe("a"));
+//! let mut counts = Spectral::<MinimumSelection>::plan(10_000, 0.01, 7)?;
+//! counts.insert("a");
+//! assert_eq!(counts.estimate("a"), 1);
 //! # Ok::<(), streambloom::Error>(())
 //! ```
 //!

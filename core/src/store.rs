@@ -185,6 +185,13 @@ impl<W: Width, S: Storage> Cells<W, S> {
         self.blocks.as_ref().len()
     }
 
+    /// Whether the filter's batch forms prefetch: at least
+    /// [`PREFETCH_MIN_BYTES`] of blocks.
+    #[inline(always)]
+    pub fn prefetching(&self) -> bool {
+        self.block_count() * Block::BYTES >= PREFETCH_MIN_BYTES
+    }
+
     /// Number of cells (`blocks × W::CELLS`).
     #[inline(always)]
     pub fn cells(&self) -> usize {

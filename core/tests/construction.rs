@@ -404,10 +404,10 @@ fn every_error_says_what_was_given_and_what_is_allowed() {
     if let Some(isa) = Isa::ALL.into_iter().find(|isa| !isa.is_available()) {
         let e = f.set_isa(isa).unwrap_err();
         assert_eq!(e, Error::Unsupported { isa: isa.name() });
-        says(e, &[isa.name(), "not available"]);
+        says(e, &[isa.name(), "not available", Isa::detect().name()]);
     }
     says(
         Error::Allocation { bytes: 1 << 61 },
-        &[(1u64 << 61).to_string().as_str()],
+        &[(1u64 << 61).to_string().as_str(), "fewer cells"],
     );
 }

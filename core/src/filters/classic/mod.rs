@@ -489,11 +489,6 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         hash::probe_with::<W1>(self.placement(), h, self.cells.block_count(), self.k)
     }
 
-    /// Whether the batch forms prefetch ([`crate::store::PREFETCH_MIN_BYTES`]).
-    fn prefetching(&self) -> bool {
-        self.cells.block_count() * Block::BYTES >= crate::store::PREFETCH_MIN_BYTES
-    }
-
     /// Prefetches the block of item `h`.
     #[inline(always)]
     fn prefetch_hash(&self, h: u64) {
@@ -684,7 +679,7 @@ impl<S: Storage, H: BuildHasher> Body for InsertBatch<'_, S, H> {
         let (ops, f, hashes) = (Ops::new(backend), self.filter, self.hashes);
         crate::filter::batch!(
             hashes.len(),
-            f.prefetching(),
+            f.cells.prefetching(),
             |i| f.prefetch_hash(hashes[i]),
             |i| {
                 f.insert_with(ops, hashes[i]);
@@ -707,7 +702,7 @@ impl<S: Storage, H: BuildHasher> Body for ContainsBatch<'_, S, H> {
         let (ops, f, hashes, found) = (Ops::new(backend), self.filter, self.hashes, self.found);
         crate::filter::batch!(
             hashes.len(),
-            f.prefetching(),
+            f.cells.prefetching(),
             |i| f.prefetch_hash(hashes[i]),
             |i| found[i] = f.contains_with(ops, hashes[i])
         );

@@ -309,7 +309,7 @@ proptest! {
         probes in proptest::collection::vec(0..6000u32, 0..crate::scaled(700)),
     ) {
         let mut one = Classic::new(ClassicParams { cells: blocks * B, k }, seed).unwrap();
-        prop_assert_eq!(one.prefetching(), blocks >= PREFETCH_BLOCKS);
+        prop_assert_eq!(one.cells.prefetching(), blocks >= PREFETCH_BLOCKS);
         let (mut keyed, mut hashed) = (one.clone(), one.clone());
         for key in &keys {
             one.insert(key);

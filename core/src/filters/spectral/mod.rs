@@ -84,6 +84,7 @@ use crate::hash::{self, mix64, DefaultHasher, Placement, Probe};
 use crate::store::{blocks_named, Cells, DefaultStorage, Storage};
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
 use streambloom_kernels::{
     cell, prefetch, set_cell, Backend, Block, Body, Isa, Mask, MinCount, Ops, Width, W1,
 };
@@ -701,7 +702,12 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
         }
         self.total = self.total.saturating_add(u64::from(r));
         let engine = self.cells.engine();
-        engine.run(InsertN { filter: self, h, r });
+        engine.run(Update::<Add, _, _, _, _> {
+            filter: self,
+            h,
+            r,
+            direction: PhantomData,
+        });
     }
 
     /// [`estimate`](Self::estimate) for a key already hashed.
@@ -748,9 +754,10 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
         self.total = self.total.saturating_add(hashes.len() as u64);
         let engine = self.cells.engine();
-        engine.run(InsertBatch {
+        engine.run(UpdateBatch::<Add, _, _, _, _> {
             filter: self,
             hashes,
+            direction: PhantomData,
         });
     }
 
@@ -775,11 +782,6 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
             counts,
         });
         Ok(())
-    }
-
-    /// Whether the batch forms prefetch ([`crate::store::PREFETCH_MIN_BYTES`]).
-    fn prefetching(&self) -> bool {
-        self.cells.block_count() * Block::BYTES >= crate::store::PREFETCH_MIN_BYTES
     }
 
     /// Prefetches the blocks item `h` can touch: its primary block, and its
@@ -1137,7 +1139,12 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
         }
         self.total = self.total.saturating_sub(u64::from(r));
         let engine = self.cells.engine();
-        engine.run(RemoveN { filter: self, h, r });
+        engine.run(Update::<Take, _, _, _, _> {
+            filter: self,
+            h,
+            r,
+            direction: PhantomData,
+        });
     }
 
     /// [`remove_batch`](Self::remove_batch) for keys already hashed, with
@@ -1154,9 +1161,10 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
     pub fn remove_batch_hash(&mut self, hashes: &[u64]) {
         self.total = self.total.saturating_sub(hashes.len() as u64);
         let engine = self.cells.engine();
-        engine.run(RemoveBatch {
+        engine.run(UpdateBatch::<Take, _, _, _, _> {
             filter: self,
             hashes,
+            direction: PhantomData,
         });
     }
 
@@ -1187,35 +1195,50 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
     }
 }
 
-/// [`Spectral::insert_n_hash`] as one [`Body`].
-struct InsertN<'a, P, W: Counter, S, H> {
-    filter: &'a mut Spectral<P, W, S, H>,
-    h: u64,
-    r: u32,
+/// Which update an [`Update`] or [`UpdateBatch`] body applies: insertion
+/// ([`Add`]) or deletion ([`Take`], only for [`Removable`] policies).
+trait Direction<P> {
+    /// Applies `r` occurrences of the item hashed to `h` to `c`.
+    fn apply<C: CountersMut>(policy: &mut P, c: &mut C, h: u64, r: u32);
 }
 
-impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for InsertN<'_, P, W, S, H> {
-    type Output = ();
+/// Insertion, [`Policy::insert`].
+struct Add;
+
+impl<P: Policy> Direction<P> for Add {
     #[inline(always)]
-    fn run<B: Backend>(self, backend: B) {
-        let (policy, mut ctx) = self.filter.parts(backend);
-        policy.insert(&mut ctx, self.h, self.r);
+    fn apply<C: CountersMut>(policy: &mut P, c: &mut C, h: u64, r: u32) {
+        policy.insert(c, h, r);
     }
 }
 
-/// [`Spectral::remove_n_hash`] as one [`Body`].
-struct RemoveN<'a, P, W: Counter, S, H> {
+/// Deletion, [`Removable::remove`].
+struct Take;
+
+impl<P: Removable> Direction<P> for Take {
+    #[inline(always)]
+    fn apply<C: CountersMut>(policy: &mut P, c: &mut C, h: u64, r: u32) {
+        policy.remove(c, h, r);
+    }
+}
+
+/// [`Spectral::insert_n_hash`] (`D` = [`Add`]) or
+/// [`Spectral::remove_n_hash`] (`D` = [`Take`]) as one [`Body`].
+struct Update<'a, D, P, W: Counter, S, H> {
     filter: &'a mut Spectral<P, W, S, H>,
     h: u64,
     r: u32,
+    direction: PhantomData<D>,
 }
 
-impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Body for RemoveN<'_, P, W, S, H> {
+impl<D: Direction<P>, P: Policy, W: Counter, S: Storage, H: BuildHasher> Body
+    for Update<'_, D, P, W, S, H>
+{
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let (policy, mut ctx) = self.filter.parts(backend);
-        policy.remove(&mut ctx, self.h, self.r);
+        D::apply(policy, &mut ctx, self.h, self.r);
     }
 }
 
@@ -1234,47 +1257,28 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for Estimate<'_, P,
     }
 }
 
-/// [`Spectral::insert_batch_hash`] as one [`Body`].
-struct InsertBatch<'a, P, W: Counter, S, H> {
+/// [`Spectral::insert_batch_hash`] (`D` = [`Add`]) or
+/// [`Spectral::remove_batch_hash`] (`D` = [`Take`]) as one [`Body`].
+struct UpdateBatch<'a, D, P, W: Counter, S, H> {
     filter: &'a mut Spectral<P, W, S, H>,
     hashes: &'a [u64],
+    direction: PhantomData<D>,
 }
 
-impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for InsertBatch<'_, P, W, S, H> {
+impl<D: Direction<P>, P: Policy, W: Counter, S: Storage, H: BuildHasher> Body
+    for UpdateBatch<'_, D, P, W, S, H>
+{
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let (f, hashes) = (self.filter, self.hashes);
         crate::filter::batch!(
             hashes.len(),
-            f.prefetching(),
+            f.cells.prefetching(),
             |i| f.prefetch_hash(hashes[i]),
             |i| {
                 let (policy, mut ctx) = f.parts(backend);
-                policy.insert(&mut ctx, hashes[i], 1);
-            }
-        );
-    }
-}
-
-/// [`Spectral::remove_batch_hash`] as one [`Body`].
-struct RemoveBatch<'a, P, W: Counter, S, H> {
-    filter: &'a mut Spectral<P, W, S, H>,
-    hashes: &'a [u64],
-}
-
-impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Body for RemoveBatch<'_, P, W, S, H> {
-    type Output = ();
-    #[inline(always)]
-    fn run<B: Backend>(self, backend: B) {
-        let (f, hashes) = (self.filter, self.hashes);
-        crate::filter::batch!(
-            hashes.len(),
-            f.prefetching(),
-            |i| f.prefetch_hash(hashes[i]),
-            |i| {
-                let (policy, mut ctx) = f.parts(backend);
-                policy.remove(&mut ctx, hashes[i], 1);
+                D::apply(policy, &mut ctx, hashes[i], 1);
             }
         );
     }
@@ -1295,7 +1299,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for EstimateBatch<'
         let ctx = f.ctx(backend);
         crate::filter::batch!(
             hashes.len(),
-            f.prefetching(),
+            f.cells.prefetching(),
             |i| f.prefetch_hash(hashes[i]),
             |i| counts[i] = f.policy.estimate(&ctx, hashes[i])
         );

@@ -954,7 +954,7 @@ fn keyed_batches<P: Policy + PartialEq>(
         3,
     )
     .unwrap();
-    prop_assert_eq!(one.prefetching(), counters >= PREFETCH_COUNTERS);
+    prop_assert_eq!(one.cells.prefetching(), counters >= PREFETCH_COUNTERS);
     let (mut keyed, mut hashed) = (one.clone(), one.clone());
     for key in keys {
         one.insert(key);

@@ -520,11 +520,6 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         hash::probe_with::<W>(self.placement(), h, self.cells.block_count(), self.params.k)
     }
 
-    /// Whether the batch forms prefetch ([`crate::store::PREFETCH_MIN_BYTES`]).
-    fn prefetching(&self) -> bool {
-        self.cells.block_count() * Block::BYTES >= crate::store::PREFETCH_MIN_BYTES
-    }
-
     /// Prefetches the block of item `h`.
     #[inline(always)]
     fn prefetch_hash(&self, h: u64) {
@@ -576,7 +571,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
                 out[i] = duplicate;
             }
         };
-        if !self.prefetching() {
+        if !self.cells.prefetching() {
             for (i, &h) in hashes.iter().enumerate() {
                 let start = self.next_eviction();
                 answer(i, self.observe_at(ops, h, start));
@@ -929,7 +924,7 @@ impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsBatch<'_, W, S, H> {
         let (ops, f, hashes, found) = (Ops::new(backend), self.filter, self.hashes, self.found);
         crate::filter::batch!(
             hashes.len(),
-            f.prefetching(),
+            f.cells.prefetching(),
             |i| f.prefetch_hash(hashes[i]),
             |i| found[i] = f.contains_with(ops, hashes[i])
         );

@@ -844,7 +844,7 @@ proptest! {
         let eviction = if sweep { Eviction::Sweep } else { Eviction::Random };
         let params = params(blocks * W8::CELLS, bits, k, p.min(blocks * W8::CELLS), eviction);
         let mut one = StableBloom::<W8>::new(params, seed).unwrap();
-        prop_assert_eq!(one.prefetching(), blocks >= PREFETCH_BLOCKS);
+        prop_assert_eq!(one.cells.prefetching(), blocks >= PREFETCH_BLOCKS);
         let (mut keyed, mut hashed) = (one.clone(), one.clone());
         for key in &keys {
             one.insert(key);
