@@ -680,6 +680,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "numerics, not memory safety: the planner's search is too slow under Miri"
+    )]
     fn plan_memory_bad_inputs_are_errors() {
         let small = |e: &Error| {
             matches!(
@@ -712,6 +716,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "numerics, not memory safety: the planner's search is too slow under Miri"
+    )]
     fn one_item_needs_one_block() {
         let p = SpectralParams::<MinimumSelection>::plan::<W32>(1, 1e-9).unwrap();
         assert_eq!((p.counters, p.k), (16, 1));
@@ -720,6 +728,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "numerics, not memory safety: the planner's search is too slow under Miri"
+    )]
     fn bad_inputs_are_errors() {
         let err = |name: &'static str, given: Value| {
             move |e: Error| match e {
