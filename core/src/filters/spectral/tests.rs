@@ -1024,6 +1024,7 @@ proptest! {
     /// writes nothing. The removals include keys never inserted, whose
     /// counters stop at 0.
     #[test]
+    #[cfg_attr(miri, ignore = "filters past the prefetch threshold (256 KiB) are too slow under Miri; the kernels' memory safety is covered by the small cases elsewhere")]
     fn keyed_and_removal_batches_equal_item_by_item(
         keys in proptest::collection::vec(0u16..300, 0..crate::scaled(700)),
         removals in proptest::collection::vec(0u16..400, 0..crate::scaled(500)),
