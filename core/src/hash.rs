@@ -446,13 +446,24 @@ fn sectorized<W: Width>(h: u64, k: u32) -> W::Mask {
 fn split_block<W: Width>(h: u64, k: u32) -> W::Mask {
     let b = W::CELLS;
     let k = k.min(b as u32);
-    let mut mask = W::Mask::default();
     if k == 0 {
-        return mask;
+        return W::Mask::default();
     }
-    let sectors = k.next_power_of_two();
-    let sector_bits = sectors.trailing_zeros();
+    let sector_bits = k.next_power_of_two().trailing_zeros();
     let cell_bits = b.trailing_zeros() - sector_bits;
+    if cell_bits >= 6 {
+        split_block_words::<W>(h, k, sector_bits, cell_bits)
+    } else {
+        split_block_cells::<W>(h, k, sector_bits, cell_bits)
+    }
+}
+
+/// [`split_block`] cell by cell: `first`, then each cell's field, taken
+/// from [`Fields`] in turn (`1 <= k <= W::CELLS`).
+#[inline(always)]
+fn split_block_cells<W: Width>(h: u64, k: u32, sector_bits: u32, cell_bits: u32) -> W::Mask {
+    let sectors = 1 << sector_bits;
+    let mut mask = W::Mask::default();
     let mut f = Fields::new(h);
     let first = f.take(sector_bits) as u32;
     for j in 0..k {
@@ -461,6 +472,38 @@ fn split_block<W: Width>(h: u64, k: u32) -> W::Mask {
         mask = mask.with(cell);
     }
     mask
+}
+
+/// [`split_block`] where a sector spans whole 64-bit words of the mask
+/// (`cell_bits >= 6`: 1-bit cells with `k <= 8`, 2-bit cells with
+/// `k <= 4`): the cells of [`split_block_cells`], computed word by word
+/// instead of cell by cell. Word `w` of the mask lies
+/// in sector `s`, which is the item's `j`-th, `j = (s - first) mod S`; it
+/// holds the item's cell `j` when `j < k` and the cell's field points into
+/// it. Every word is the same few operations with no data-dependent branch
+/// and no memory in between, so they vectorize (AVX2 shifts each lane by
+/// its own count). The fields are the bits [`Fields`] would take, in the
+/// same order: `first` from the top `sector_bits` of the remix, then field
+/// `j` below it; they fit in one remix (`sector_bits + k · cell_bits <= 51`).
+#[inline(always)]
+fn split_block_words<W: Width>(h: u64, k: u32, sector_bits: u32, cell_bits: u32) -> W::Mask {
+    let x = mix64(h ^ CELL_SALT);
+    let first = if sector_bits == 0 {
+        0
+    } else {
+        x >> (64 - sector_bits)
+    };
+    let words = W::CELLS / 64;
+    let per_sector = (words >> sector_bits) as u64;
+    let last = (1u64 << sector_bits) - 1;
+    let mask: [u64; 8] = core::array::from_fn(|w| {
+        let w = w as u64;
+        let j = (w / per_sector).wrapping_sub(first) & last;
+        let field = (x << (u64::from(sector_bits) + j * u64::from(cell_bits))) >> (64 - cell_bits);
+        let hit = j < u64::from(k) && field >> 6 == w % per_sector;
+        u64::from(hit) << (field & 63)
+    });
+    W::Mask::from_words(&mask)
 }
 
 #[inline(always)]
@@ -512,7 +555,7 @@ pub fn probe_with<W: Width>(placement: Placement, h: u64, blocks: usize, k: u32)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use streambloom_kernels::{W1, W32, W4, W8};
+    use streambloom_kernels::{W1, W2, W32, W4, W8};
 
     /// Every scheme but `Collapsing` gives exactly `k` cells; `Collapsing`
     /// gives between 1 and `k`.
@@ -538,6 +581,41 @@ mod tests {
         exact_k::<W8>();
         exact_k::<W32>();
         assert_eq!(cells_of::<W32>(3, 16).count(), 16);
+    }
+
+    /// The split-block cells computed word by word are the cells taken
+    /// one by one, for every width and `k` where the words are used, over
+    /// ids and uniform hashes.
+    #[test]
+    fn split_block_words_are_the_cells() {
+        fn same<W: Width>() -> u32 {
+            let mut settings = 0;
+            for k in 1..=8u32 {
+                let sector_bits = k.next_power_of_two().trailing_zeros();
+                let Some(cell_bits) = W::CELLS.trailing_zeros().checked_sub(sector_bits) else {
+                    continue;
+                };
+                if cell_bits < 6 {
+                    continue;
+                }
+                settings += 1;
+                for i in 0..if cfg!(miri) { 50 } else { 20_000u64 } {
+                    for h in [i, mix64(i)] {
+                        assert_eq!(
+                            split_block_words::<W>(h, k, sector_bits, cell_bits),
+                            split_block_cells::<W>(h, k, sector_bits, cell_bits),
+                            "{} cells, k {k}, h {h:#x}",
+                            W::CELLS
+                        );
+                    }
+                }
+            }
+            settings
+        }
+        assert_eq!(same::<W1>(), 8);
+        assert_eq!(same::<W2>(), 4);
+        assert_eq!(same::<W4>(), 2);
+        assert_eq!(same::<W8>(), 1);
     }
 
     #[test]
@@ -690,6 +768,8 @@ mod tests {
             all_cells_uniform::<W8>(place, 40, 20_000);
             all_cells_uniform::<W4>(place, 9, 20_000);
             all_cells_uniform::<W1>(place, 20, 40_000);
+            all_cells_uniform::<W1>(place, 5, 40_000);
+            all_cells_uniform::<W2>(place, 3, 40_000);
         }
     }
 
