@@ -206,10 +206,12 @@ pub fn cells_of<W: Width>(h: u64, k: u32) -> W::Mask {
 ///   is drawn in sector `j` (multiply-shift of its own bit field). Distinct
 ///   by construction.
 /// - [`SplitBlock`](Placement::SplitBlock): the block is cut into `S`
-///   sectors, `S` the smallest power of two `>= k`; the item uses `k`
-///   consecutive sectors (wrapping) from a random first one, and cell `j` is
-///   a bit field of the hash in its sector. Distinct by construction, and
-///   every cell is used with probability `k/B`, as with `Distinct`.
+///   sectors, `S` the smallest power of two `>= k` and `>=` the block's
+///   64-bit words (so 8 sectors, one word each, for 1-bit cells and
+///   `k <= 8`); the item uses `k` consecutive sectors (wrapping) from a
+///   random first one, and in each a cell named by a bit field of the hash.
+///   Distinct by construction, and every cell is used with probability
+///   `k/B`, as with `Distinct`.
 /// - [`Collapsing`](Placement::Collapsing): `k` independent cells over the
 ///   whole block; repeats collapse (the mask is a set), so an item has `k`
 ///   cells or fewer: on average `B(1 - (1 - 1/B)^k)`.
@@ -236,8 +238,9 @@ pub enum Placement {
     Floyd,
     /// Cell `j` in sector `j` of `k` near-equal sectors.
     Sectorized,
-    /// `k` consecutive of a power-of-two number of sectors, from a random
-    /// first one; cell `j` a bit field within its sector.
+    /// `k` consecutive of a power-of-two number of sectors (at least one
+    /// per 64-bit word), from a random first one; a cell named by a bit
+    /// field in each.
     SplitBlock,
     /// `k` independent cells over the whole block, repeats collapsing.
     Collapsing,
@@ -304,7 +307,7 @@ impl Placement {
             Placement::Distinct => cells_of::<W>(h, k),
             Placement::Floyd => specialized::<W>(floyd::<W>, h, k),
             Placement::Sectorized => specialized::<W>(sectorized::<W>, h, k),
-            Placement::SplitBlock => specialized::<W>(split_block::<W>, h, k),
+            Placement::SplitBlock => split_block::<W>(h, k),
             Placement::Collapsing => specialized::<W>(collapsing::<W>, h, k),
         }
     }
@@ -442,28 +445,41 @@ fn sectorized<W: Width>(h: u64, k: u32) -> W::Mask {
     mask
 }
 
+/// [`Placement::SplitBlock`]: one sector a mask word word by word
+/// ([`split_block_words`]), smaller sectors cell by cell
+/// ([`split_block_cells`]).
 #[inline(always)]
 fn split_block<W: Width>(h: u64, k: u32) -> W::Mask {
-    let b = W::CELLS;
-    let k = k.min(b as u32);
-    if k == 0 {
-        return W::Mask::default();
-    }
-    let sector_bits = k.next_power_of_two().trailing_zeros();
-    let cell_bits = b.trailing_zeros() - sector_bits;
-    if cell_bits >= 6 {
-        split_block_words::<W>(h, k, sector_bits, cell_bits)
+    if split_block_by_words::<W>(k) {
+        split_block_words::<W>(h, k)
     } else {
-        split_block_cells::<W>(h, k, sector_bits, cell_bits)
+        split_block_cells::<W>(h, k)
     }
 }
 
-/// [`split_block`] cell by cell: `first`, then each cell's field, taken
-/// from [`Fields`] in turn (`1 <= k <= W::CELLS`).
+/// Whether the split-block sectors of `k` cells are the mask's 64-bit
+/// words, so that [`split_block_words`] places them: `1 <= k <=` the words
+/// of a block (8 for 1-bit cells, 4 for 2-bit cells).
 #[inline(always)]
-fn split_block_cells<W: Width>(h: u64, k: u32, sector_bits: u32, cell_bits: u32) -> W::Mask {
-    let sectors = 1 << sector_bits;
+pub(crate) fn split_block_by_words<W: Width>(k: u32) -> bool {
+    k >= 1 && k as usize <= W::CELLS / 64
+}
+
+/// Split-block cells where a sector is smaller than a mask word (`k` above
+/// the block's words, 8 for 1-bit cells), one by one: `first`, then cell
+/// `j`'s field, in the item's sector `first + j`, taken from [`Fields`] in
+/// turn.
+#[inline(always)]
+fn split_block_cells<W: Width>(h: u64, k: u32) -> W::Mask {
+    let b = W::CELLS;
+    let k = k.min(b as u32);
     let mut mask = W::Mask::default();
+    if k == 0 {
+        return mask;
+    }
+    let sectors = k.next_power_of_two().max((b / 64) as u32);
+    let sector_bits = sectors.trailing_zeros();
+    let cell_bits = b.trailing_zeros() - sector_bits;
     let mut f = Fields::new(h);
     let first = f.take(sector_bits) as u32;
     for j in 0..k {
@@ -474,36 +490,49 @@ fn split_block_cells<W: Width>(h: u64, k: u32, sector_bits: u32, cell_bits: u32)
     mask
 }
 
-/// [`split_block`] where a sector spans whole 64-bit words of the mask
-/// (`cell_bits >= 6`: 1-bit cells with `k <= 8`, 2-bit cells with
-/// `k <= 4`): the cells of [`split_block_cells`], computed word by word
-/// instead of cell by cell. Word `w` of the mask lies
-/// in sector `s`, which is the item's `j`-th, `j = (s - first) mod S`; it
-/// holds the item's cell `j` when `j < k` and the cell's field points into
-/// it. Every word is the same few operations with no data-dependent branch
-/// and no memory in between, so they vectorize (AVX2 shifts each lane by
-/// its own count). The fields are the bits [`Fields`] would take, in the
-/// same order: `first` from the top `sector_bits` of the remix, then field
-/// `j` below it; they fit in one remix (`sector_bits + k · cell_bits <= 51`).
+/// Split-block cells where the sectors are the mask's `N` 64-bit words
+/// (`1 <= k <= N`, [`split_block_by_words`]), computed word by word: every
+/// word is the same few operations with constant shifts, no data-dependent
+/// branch and no memory in between, so they vectorize (AVX2 shifts each
+/// lane by its own count).
+///
+/// The remix `x = mix64(h ^ CELL_SALT)` gives `first`, its top
+/// `log2 N` bits, then one 6-bit field per *word* below it, word `w`'s at
+/// bits `log2 N + 6w` from the top (at most 51 bits in all). The item uses
+/// the `k` words `first`, `first + 1`, ... (wrapping), and in each the bit
+/// its field names. The law is [`split_block_cells`]'s: `k` consecutive
+/// sectors from a uniform first one, and in each a uniform cell independent
+/// of the others (the fields are disjoint bits of the remix); only which
+/// hash bits name which cell differs, a field being tied to a word instead
+/// of to the item's `j`-th sector, so that no lane's shift depends on the
+/// data.
 #[inline(always)]
-fn split_block_words<W: Width>(h: u64, k: u32, sector_bits: u32, cell_bits: u32) -> W::Mask {
-    let x = mix64(h ^ CELL_SALT);
-    let first = if sector_bits == 0 {
-        0
-    } else {
-        x >> (64 - sector_bits)
-    };
-    let words = W::CELLS / 64;
-    let per_sector = (words >> sector_bits) as u64;
-    let last = (1u64 << sector_bits) - 1;
-    let mask: [u64; 8] = core::array::from_fn(|w| {
-        let w = w as u64;
-        let j = (w / per_sector).wrapping_sub(first) & last;
-        let field = (x << (u64::from(sector_bits) + j * u64::from(cell_bits))) >> (64 - cell_bits);
-        let hit = j < u64::from(k) && field >> 6 == w % per_sector;
-        u64::from(hit) << (field & 63)
-    });
+fn split_block_words<W: Width>(h: u64, k: u32) -> W::Mask {
+    let (x, top, used) = split_block_hash::<W>(h, k);
+    let mut mask = [0u64; 8];
+    for (w, word) in (0u32..).zip(mask.iter_mut()).take(W::CELLS / 64) {
+        let field = (x >> (58 - top - 6 * w)) & 63;
+        *word = (used >> w & 1) << field;
+    }
     W::Mask::from_words(&mask)
+}
+
+/// What [`split_block_words`] builds its words from (`1 <= k <=` the
+/// block's words): the remix `x`, the bits `top` above the first field
+/// (`log2` of the words), and the words used, bit `w` for word `w`. The
+/// mask is then what [`Ops::hash_words`](streambloom_kernels::Ops::hash_words)
+/// computes from them, in vector registers where the backend has them.
+#[inline(always)]
+pub(crate) fn split_block_hash<W: Width>(h: u64, k: u32) -> (u64, u32, u64) {
+    let x = mix64(h ^ CELL_SALT);
+    let words = (W::CELLS / 64) as u64;
+    let top = words.trailing_zeros();
+    // The top `top` bits (none for one word).
+    let first = (x >> 1) >> (63 - top);
+    // Bit `j` set for the item's `j`-th word from `first`, rotated there.
+    let used = (1u64 << k) - 1;
+    let used = (used << first | used >> (words - first)) & ((1 << words) - 1);
+    (x, top, used)
 }
 
 #[inline(always)]
@@ -583,27 +612,42 @@ mod tests {
         assert_eq!(cells_of::<W32>(3, 16).count(), 16);
     }
 
-    /// The split-block cells computed word by word are the cells taken
-    /// one by one, for every width and `k` where the words are used, over
-    /// ids and uniform hashes.
+    /// [`split_block_words`]'s cells restated one by one: the block's `N`
+    /// words are the sectors; for each `j < k`, word `first + j` (mod `N`)
+    /// and in it the bit named by its field, bits `log2 N + 6w` to
+    /// `log2 N + 6w + 5` from the top of the remix.
+    fn split_block_by_sectors<W: Width>(h: u64, k: u32) -> W::Mask {
+        let n = W::CELLS / 64;
+        let top = n.trailing_zeros();
+        let x = mix64(h ^ CELL_SALT);
+        let first = if top == 0 { 0 } else { x >> (64 - top) } as usize;
+        let mut mask = W::Mask::default();
+        for j in 0..k as usize {
+            let word = (first + j) % n;
+            let below = 64 - top - 6 * (word as u32 + 1);
+            let field = (x >> below) as usize % 64;
+            mask = mask.with(64 * word + field);
+        }
+        mask
+    }
+
+    /// The split-block cells computed word by word are the restatement's,
+    /// for every width and `k` up to the block's words, over ids and uniform
+    /// hashes; past that the cells are taken one by one.
     #[test]
-    fn split_block_words_are_the_cells() {
-        fn same<W: Width>() -> u32 {
+    fn split_block_words_place_by_sectors() {
+        fn same<W: Width>() -> usize {
             let mut settings = 0;
             for k in 1..=8u32 {
-                let sector_bits = k.next_power_of_two().trailing_zeros();
-                let Some(cell_bits) = W::CELLS.trailing_zeros().checked_sub(sector_bits) else {
-                    continue;
-                };
-                if cell_bits < 6 {
+                if !split_block_by_words::<W>(k) {
                     continue;
                 }
                 settings += 1;
                 for i in 0..if cfg!(miri) { 50 } else { 20_000u64 } {
                     for h in [i, mix64(i)] {
                         assert_eq!(
-                            split_block_words::<W>(h, k, sector_bits, cell_bits),
-                            split_block_cells::<W>(h, k, sector_bits, cell_bits),
+                            Placement::SplitBlock.cells::<W>(h, k),
+                            split_block_by_sectors::<W>(h, k),
                             "{} cells, k {k}, h {h:#x}",
                             W::CELLS
                         );
@@ -616,6 +660,7 @@ mod tests {
         assert_eq!(same::<W2>(), 4);
         assert_eq!(same::<W4>(), 2);
         assert_eq!(same::<W8>(), 1);
+        assert_eq!(same::<W32>(), 0);
     }
 
     #[test]

@@ -35,11 +35,13 @@ const fn low<W: Width>() -> u64 {
 /// The block as eight little-endian words.
 #[inline(always)]
 fn load(block: &Block) -> [u64; 8] {
-    core::array::from_fn(|w| {
+    let mut words = [0; 8];
+    for (w, x) in words.iter_mut().enumerate() {
         let mut b = [0; 8];
         b.copy_from_slice(&block.0[8 * w..8 * w + 8]);
-        u64::from_le_bytes(b)
-    })
+        *x = u64::from_le_bytes(b);
+    }
+    words
 }
 
 /// Writes eight little-endian words to the block.
@@ -67,10 +69,13 @@ fn spread(x: u32) -> u64 {
 fn selection<W: Width>(mask: W::Mask) -> [u64; 8] {
     let m = mask.to_words();
     if W::BITS == 1 {
-        m
-    } else {
-        core::array::from_fn(|w| spread((m[w / 2] >> (32 * (w % 2))) as u32))
+        return m;
     }
+    let mut sel = [0; 8];
+    for (w, s) in sel.iter_mut().enumerate() {
+        *s = spread((m[w / 2] >> (32 * (w % 2))) as u32);
+    }
+    sel
 }
 
 /// A word's cells as planes: low bits and high bits (0 for 1-bit cells),
@@ -89,22 +94,32 @@ fn planes<W: Width>(x: u64) -> (u64, u64) {
 #[inline(always)]
 fn equal<W: Width>(words: &[u64; 8], sel: &[u64; 8], v: u32) -> [u64; 8] {
     let (vl, vh) = operand::<W>(v);
-    core::array::from_fn(|w| {
+    let mut out = [0; 8];
+    for w in 0..8 {
         let (l, h) = planes::<W>(words[w]);
-        sel[w] & !(l ^ vl) & !(h ^ vh) & low::<W>()
-    })
+        out[w] = sel[w] & !(l ^ vl) & !(h ^ vh) & low::<W>();
+    }
+    out
 }
 
 /// Whether any word is non-zero.
 #[inline(always)]
 fn any(words: &[u64; 8]) -> bool {
-    words.iter().fold(0, |a, &x| a | x) != 0
+    let mut or = 0;
+    for x in words {
+        or |= x;
+    }
+    or != 0
 }
 
 /// The set bits of all words.
 #[inline(always)]
 fn ones(words: &[u64; 8]) -> u32 {
-    words.iter().map(|x| x.count_ones()).sum()
+    let mut n = 0;
+    for x in words {
+        n += x.count_ones();
+    }
+    n
 }
 
 /// Whether any selected cell is zero.
@@ -121,9 +136,12 @@ pub(crate) fn min_count<W: Width>(block: &Block, mask: W::Mask) -> MinCount {
         return MinCount::EMPTY;
     }
     // The first value some selected cell holds; `MAX` when no smaller one.
-    let min = (0..W::MAX)
-        .find(|&v| any(&equal::<W>(&words, &sel, v)))
-        .unwrap_or(W::MAX);
+    let mut min = W::MAX;
+    for v in (0..W::MAX).rev() {
+        if any(&equal::<W>(&words, &sel, v)) {
+            min = v;
+        }
+    }
     MinCount {
         min,
         count: ones(&equal::<W>(&words, &sel, min)),
@@ -133,8 +151,9 @@ pub(crate) fn min_count<W: Width>(block: &Block, mask: W::Mask) -> MinCount {
 /// The planes of the operand `v` (at most `W::MAX`): all ones or all zeros.
 #[inline(always)]
 fn operand<W: Width>(v: u32) -> (u64, u64) {
-    let plane = |bit: u32| if v >> bit & 1 == 1 { low::<W>() } else { 0 };
-    (plane(0), plane(1))
+    // All ones where the bit is set: `0 - 1`.
+    let (l, h) = (u64::from(v & 1), u64::from(v >> 1 & 1));
+    (l.wrapping_neg() & low::<W>(), h.wrapping_neg() & low::<W>())
 }
 
 /// A select-then-update kernel.
@@ -151,7 +170,8 @@ enum Op {
 fn update<W: Width>(block: &mut Block, mask: W::Mask, v: u32, op: Op) {
     let (vl, vh) = operand::<W>(v.min(W::MAX));
     let (words, sel) = (load(block), selection::<W>(mask));
-    let out = core::array::from_fn(|w| {
+    let mut out = [0; 8];
+    for w in 0..8 {
         let (x, s) = (words[w], sel[w]);
         let (l, h) = planes::<W>(x);
         // The new planes (only their cells' low bits count).
@@ -178,8 +198,8 @@ fn update<W: Width>(block: &mut Block, mask: W::Mask, v: u32, op: Op) {
         };
         let cell = if W::BITS == 1 { s } else { s | s << 1 };
         let new = (nl & low::<W>()) | (nh & low::<W>()) << 1;
-        (x & !cell) | (new & cell)
-    });
+        out[w] = (x & !cell) | (new & cell);
+    }
     store(block, out);
 }
 
@@ -205,6 +225,23 @@ pub(crate) fn add_sat<W: Width>(block: &mut Block, mask: W::Mask, r: u32) {
 #[inline(always)]
 pub(crate) fn sub_sat<W: Width>(block: &mut Block, mask: W::Mask, r: u32) {
     update::<W>(block, mask, r, Op::Sub);
+}
+
+/// One bit in each word of a block that `used` selects (bit `w` of `used`
+/// for word `w`, `w < 8`), named by a 6-bit field of `x`: word `w` is
+/// `((used >> w) & 1) << field_w`, where `field_w` is the 6 bits of `x`
+/// from bit `top + 6w` counted from the top (`top <= 16`, so every field
+/// lies inside `x`). A split-block mask of one cell per word, built from
+/// the hash: the scalar form, which [`crate::Backend::hash_words`] runs
+/// where no backend overrides it.
+#[inline(always)]
+pub(crate) fn hash_words(x: u64, top: u32, used: u64) -> [u64; 8] {
+    let mut words = [0; 8];
+    for (w, word) in (0u32..).zip(words.iter_mut()) {
+        let field = (x >> (58 - top - 6 * w)) & 63;
+        *word = (used >> w & 1) << field;
+    }
+    words
 }
 
 /// The `TABLE_W1` and `TABLE_W2` constants of a backend: the select kernels
