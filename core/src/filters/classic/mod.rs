@@ -430,9 +430,17 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     pub fn insert_hash(&mut self, h: u64) -> bool {
         let engine = self.cells.engine();
         if self.by_words() {
-            engine.run(InsertOne { filter: self, h, place: ByWords })
+            engine.run(InsertOne {
+                filter: self,
+                h,
+                place: ByWords,
+            })
         } else {
-            engine.run(InsertOne { filter: self, h, place: ByCells })
+            engine.run(InsertOne {
+                filter: self,
+                h,
+                place: ByCells,
+            })
         }
     }
 
@@ -448,9 +456,17 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     pub fn contains_hash(&self, h: u64) -> bool {
         let engine = self.cells.engine();
         if self.by_words() {
-            engine.run(ContainsOne { filter: self, h, place: ByWords })
+            engine.run(ContainsOne {
+                filter: self,
+                h,
+                place: ByWords,
+            })
         } else {
-            engine.run(ContainsOne { filter: self, h, place: ByCells })
+            engine.run(ContainsOne {
+                filter: self,
+                h,
+                place: ByCells,
+            })
         }
     }
 
@@ -467,9 +483,17 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
         let engine = self.cells.engine();
         if self.by_words() {
-            engine.run(InsertBatch { filter: self, hashes, place: ByWords });
+            engine.run(InsertBatch {
+                filter: self,
+                hashes,
+                place: ByWords,
+            });
         } else {
-            engine.run(InsertBatch { filter: self, hashes, place: ByCells });
+            engine.run(InsertBatch {
+                filter: self,
+                hashes,
+                place: ByCells,
+            });
         }
     }
 
@@ -487,9 +511,19 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         Error::check_len("found", hashes.len(), found.len())?;
         let engine = self.cells.engine();
         if self.by_words() {
-            engine.run(ContainsBatch { filter: self, hashes, found, place: ByWords });
+            engine.run(ContainsBatch {
+                filter: self,
+                hashes,
+                found,
+                place: ByWords,
+            });
         } else {
-            engine.run(ContainsBatch { filter: self, hashes, found, place: ByCells });
+            engine.run(ContainsBatch {
+                filter: self,
+                hashes,
+                found,
+                place: ByCells,
+            });
         }
         Ok(())
     }

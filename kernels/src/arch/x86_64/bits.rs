@@ -15,7 +15,10 @@ use core::arch::x86_64::*;
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn hash_words(x: u64, top: u32, used: u64) -> [u64; 8] {
     let top = i64::from(top);
-    let (x, used) = (_mm256_set1_epi64x(x as i64), _mm256_set1_epi64x(used as i64));
+    let (x, used) = (
+        _mm256_set1_epi64x(x as i64),
+        _mm256_set1_epi64x(used as i64),
+    );
     let (low6, one) = (_mm256_set1_epi64x(63), _mm256_set1_epi64x(1));
     // Word `w`'s field, `(x >> (58 - top - 6w)) & 63`, and its bit of
     // `used`, for words 0..4 and 4..8.
