@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use streambloom::hash::{cells_of, mix64};
-use streambloom_kernels::{set_cell, Block, Isa, Kernels, Width, W16, W32, W4, W8};
+use streambloom_kernels::{set_cell, Block, Isa, Kernels, Width, W1, W16, W2, W32, W4, W8};
 
 /// Precomputed masks each select benchmark cycles through (a power of two).
 const MASKS: usize = 256;
@@ -141,6 +141,8 @@ fn runs<W: Width>(c: &mut Criterion, width: &str) {
 }
 
 fn all_kernels(c: &mut Criterion) {
+    selects::<W1>(c, "w1");
+    selects::<W2>(c, "w2");
     selects::<W4>(c, "w4");
     selects::<W8>(c, "w8");
     selects::<W16>(c, "w16");

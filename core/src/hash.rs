@@ -32,10 +32,13 @@
 //!   [`blocked_fpr`] and `current_fpr` hold unchanged; it is as fast as the
 //!   fastest within noise.
 //! - **Classic: split-block.** Every scheme is within 2.3 % of the best, and
-//!   split-block (one bit in each of `k` of 8 words of the block for
-//!   `k` in 5..=8) is the fastest on the 1-bit path. Each bit is set by an
-//!   item with probability `k/512`, independently across items, as with
-//!   distinct draws, so [`ClassicParams::predicted_fpr`] holds as before.
+//!   split-block (one bit in each of `k` of the 8 words of the block for
+//!   `k <= 8`) is the fastest on the 1-bit path: its mask is eight lanes of
+//!   the same shifts, built in two AVX2 vectors
+//!   ([`Ops::hash_words`](streambloom_kernels::Ops::hash_words)). Each bit
+//!   is set by an item with probability `k/512`, independently across
+//!   items, as with distinct draws, so [`ClassicParams::predicted_fpr`]
+//!   holds as before.
 //!
 //! [`classic::PLACEMENT`]: crate::classic::PLACEMENT
 //! [`stable::PLACEMENT`]: crate::stable::PLACEMENT
@@ -206,10 +209,12 @@ pub fn cells_of<W: Width>(h: u64, k: u32) -> W::Mask {
 ///   is drawn in sector `j` (multiply-shift of its own bit field). Distinct
 ///   by construction.
 /// - [`SplitBlock`](Placement::SplitBlock): the block is cut into `S`
-///   sectors, `S` the smallest power of two `>= k`; the item uses `k`
-///   consecutive sectors (wrapping) from a random first one, and cell `j` is
-///   a bit field of the hash in its sector. Distinct by construction, and
-///   every cell is used with probability `k/B`, as with `Distinct`.
+///   sectors, `S` the smallest power of two `>= k` and `>=` the block's
+///   64-bit words (so 8 sectors, one word each, for 1-bit cells and
+///   `k <= 8`); the item uses `k` consecutive sectors (wrapping) from a
+///   random first one, and in each a cell named by a bit field of the hash.
+///   Distinct by construction, and every cell is used with probability
+///   `k/B`, as with `Distinct`.
 /// - [`Collapsing`](Placement::Collapsing): `k` independent cells over the
 ///   whole block; repeats collapse (the mask is a set), so an item has `k`
 ///   cells or fewer: on average `B(1 - (1 - 1/B)^k)`.
@@ -236,8 +241,9 @@ pub enum Placement {
     Floyd,
     /// Cell `j` in sector `j` of `k` near-equal sectors.
     Sectorized,
-    /// `k` consecutive of a power-of-two number of sectors, from a random
-    /// first one; cell `j` a bit field within its sector.
+    /// `k` consecutive of a power-of-two number of sectors (at least one
+    /// per 64-bit word), from a random first one; a cell named by a bit
+    /// field in each.
     SplitBlock,
     /// `k` independent cells over the whole block, repeats collapsing.
     Collapsing,
@@ -304,7 +310,7 @@ impl Placement {
             Placement::Distinct => cells_of::<W>(h, k),
             Placement::Floyd => specialized::<W>(floyd::<W>, h, k),
             Placement::Sectorized => specialized::<W>(sectorized::<W>, h, k),
-            Placement::SplitBlock => specialized::<W>(split_block::<W>, h, k),
+            Placement::SplitBlock => split_block::<W>(h, k),
             Placement::Collapsing => specialized::<W>(collapsing::<W>, h, k),
         }
     }
@@ -442,15 +448,39 @@ fn sectorized<W: Width>(h: u64, k: u32) -> W::Mask {
     mask
 }
 
+/// [`Placement::SplitBlock`]: one sector a mask word word by word
+/// ([`split_block_words`]), smaller sectors cell by cell
+/// ([`split_block_cells`]).
 #[inline(always)]
 fn split_block<W: Width>(h: u64, k: u32) -> W::Mask {
+    if split_block_by_words::<W>(k) {
+        split_block_words::<W>(h, k)
+    } else {
+        split_block_cells::<W>(h, k)
+    }
+}
+
+/// Whether the split-block sectors of `k` cells are the mask's 64-bit
+/// words, so that [`split_block_words`] places them: `1 <= k <=` the words
+/// of a block (8 for 1-bit cells, 4 for 2-bit cells).
+#[inline(always)]
+pub(crate) fn split_block_by_words<W: Width>(k: u32) -> bool {
+    k >= 1 && k as usize <= W::CELLS / 64
+}
+
+/// Split-block cells where a sector is smaller than a mask word (`k` above
+/// the block's words, 8 for 1-bit cells), one by one: `first`, then cell
+/// `j`'s field, in the item's sector `first + j`, taken from [`Fields`] in
+/// turn.
+#[inline(always)]
+fn split_block_cells<W: Width>(h: u64, k: u32) -> W::Mask {
     let b = W::CELLS;
     let k = k.min(b as u32);
     let mut mask = W::Mask::default();
     if k == 0 {
         return mask;
     }
-    let sectors = k.next_power_of_two();
+    let sectors = k.next_power_of_two().max((b / 64) as u32);
     let sector_bits = sectors.trailing_zeros();
     let cell_bits = b.trailing_zeros() - sector_bits;
     let mut f = Fields::new(h);
@@ -461,6 +491,51 @@ fn split_block<W: Width>(h: u64, k: u32) -> W::Mask {
         mask = mask.with(cell);
     }
     mask
+}
+
+/// Split-block cells where the sectors are the mask's `N` 64-bit words
+/// (`1 <= k <= N`, [`split_block_by_words`]), computed word by word: every
+/// word is the same few operations with constant shifts, no data-dependent
+/// branch and no memory in between, so they vectorize (AVX2 shifts each
+/// lane by its own count).
+///
+/// The remix `x = mix64(h ^ CELL_SALT)` gives `first`, its top
+/// `log2 N` bits, then one 6-bit field per *word* below it, word `w`'s at
+/// bits `log2 N + 6w` from the top (at most 51 bits in all). The item uses
+/// the `k` words `first`, `first + 1`, ... (wrapping), and in each the bit
+/// its field names. The law is [`split_block_cells`]'s: `k` consecutive
+/// sectors from a uniform first one, and in each a uniform cell independent
+/// of the others (the fields are disjoint bits of the remix); only which
+/// hash bits name which cell differs, a field being tied to a word instead
+/// of to the item's `j`-th sector, so that no lane's shift depends on the
+/// data.
+#[inline(always)]
+fn split_block_words<W: Width>(h: u64, k: u32) -> W::Mask {
+    let (x, top, used) = split_block_hash::<W>(h, k);
+    let mut mask = [0u64; 8];
+    for (w, word) in (0u32..).zip(mask.iter_mut()).take(W::CELLS / 64) {
+        let field = (x >> (58 - top - 6 * w)) & 63;
+        *word = (used >> w & 1) << field;
+    }
+    W::Mask::from_words(&mask)
+}
+
+/// What [`split_block_words`] builds its words from (`1 <= k <=` the
+/// block's words): the remix `x`, the bits `top` above the first field
+/// (`log2` of the words), and the words used, bit `w` for word `w`. The
+/// mask is then what [`Ops::hash_words`](streambloom_kernels::Ops::hash_words)
+/// computes from them, in vector registers where the backend has them.
+#[inline(always)]
+pub(crate) fn split_block_hash<W: Width>(h: u64, k: u32) -> (u64, u32, u64) {
+    let x = mix64(h ^ CELL_SALT);
+    let words = (W::CELLS / 64) as u64;
+    let top = words.trailing_zeros();
+    // The top `top` bits (none for one word).
+    let first = (x >> 1) >> (63 - top);
+    // Bit `j` set for the item's `j`-th word from `first`, rotated there.
+    let used = (1u64 << k) - 1;
+    let used = (used << first | used >> (words - first)) & ((1 << words) - 1);
+    (x, top, used)
 }
 
 #[inline(always)]
@@ -512,7 +587,7 @@ pub fn probe_with<W: Width>(placement: Placement, h: u64, blocks: usize, k: u32)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use streambloom_kernels::{W1, W32, W4, W8};
+    use streambloom_kernels::{W1, W2, W32, W4, W8};
 
     /// Every scheme but `Collapsing` gives exactly `k` cells; `Collapsing`
     /// gives between 1 and `k`.
@@ -538,6 +613,57 @@ mod tests {
         exact_k::<W8>();
         exact_k::<W32>();
         assert_eq!(cells_of::<W32>(3, 16).count(), 16);
+    }
+
+    /// [`split_block_words`]'s cells restated one by one: the block's `N`
+    /// words are the sectors; for each `j < k`, word `first + j` (mod `N`)
+    /// and in it the bit named by its field, bits `log2 N + 6w` to
+    /// `log2 N + 6w + 5` from the top of the remix.
+    fn split_block_by_sectors<W: Width>(h: u64, k: u32) -> W::Mask {
+        let n = W::CELLS / 64;
+        let top = n.trailing_zeros();
+        let x = mix64(h ^ CELL_SALT);
+        let first = if top == 0 { 0 } else { x >> (64 - top) } as usize;
+        let mut mask = W::Mask::default();
+        for j in 0..k as usize {
+            let word = (first + j) % n;
+            let below = 64 - top - 6 * (word as u32 + 1);
+            let field = (x >> below) as usize % 64;
+            mask = mask.with(64 * word + field);
+        }
+        mask
+    }
+
+    /// The split-block cells computed word by word are the restatement's,
+    /// for every width and `k` up to the block's words, over ids and uniform
+    /// hashes; past that the cells are taken one by one.
+    #[test]
+    fn split_block_words_place_by_sectors() {
+        fn same<W: Width>() -> usize {
+            let mut settings = 0;
+            for k in 1..=8u32 {
+                if !split_block_by_words::<W>(k) {
+                    continue;
+                }
+                settings += 1;
+                for i in 0..if cfg!(miri) { 50 } else { 20_000u64 } {
+                    for h in [i, mix64(i)] {
+                        assert_eq!(
+                            Placement::SplitBlock.cells::<W>(h, k),
+                            split_block_by_sectors::<W>(h, k),
+                            "{} cells, k {k}, h {h:#x}",
+                            W::CELLS
+                        );
+                    }
+                }
+            }
+            settings
+        }
+        assert_eq!(same::<W1>(), 8);
+        assert_eq!(same::<W2>(), 4);
+        assert_eq!(same::<W4>(), 2);
+        assert_eq!(same::<W8>(), 1);
+        assert_eq!(same::<W32>(), 0);
     }
 
     #[test]
@@ -690,6 +816,8 @@ mod tests {
             all_cells_uniform::<W8>(place, 40, 20_000);
             all_cells_uniform::<W4>(place, 9, 20_000);
             all_cells_uniform::<W1>(place, 20, 40_000);
+            all_cells_uniform::<W1>(place, 5, 40_000);
+            all_cells_uniform::<W2>(place, 3, 40_000);
         }
     }
 

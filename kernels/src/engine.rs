@@ -70,6 +70,22 @@ pub trait Backend: Copy + Send + Sync + token::Sealed {
     fn dec_run<W: Width>(self, blocks: &mut [Block], start: usize, len: usize);
     /// Zero cells in the run `start .. start + len` (clipped).
     fn zero_count<W: Width>(self, blocks: &[Block], start: usize, len: usize) -> usize;
+
+    /// A mask of one bit in each of a block's 64-bit words that `used`
+    /// selects, built from the hash `x` (see [`Ops::hash_words`]). Written
+    /// out in AVX2 for the AVX2 and AVX-512 backends, as scalar code for
+    /// the others.
+    #[inline(always)]
+    fn hash_words(self, x: u64, top: u32, used: u64) -> [u64; 8] {
+        let top = top.min(16);
+        #[cfg(target_arch = "x86_64")]
+        if matches!(Self::ISA, Isa::Avx2 | Isa::Avx512) {
+            // SAFETY: a value of this type exists only where the CPU runs
+            // `Self::ISA` (module docs), and both of these include AVX2.
+            return unsafe { crate::arch::x86_64::bits::hash_words(x, top, used) };
+        }
+        crate::arch::bits::hash_words(x, top, used)
+    }
 }
 
 /// Implements [`Backend`] for `$ty` from the kernel tables of `$isa`, taken
@@ -333,6 +349,35 @@ impl<W: Width, B: Backend> Ops<W, B> {
     #[inline(always)]
     pub fn zero_count(self, blocks: &[Block], start: usize, len: usize) -> usize {
         self.backend.zero_count::<W>(blocks, start, len)
+    }
+
+    /// A split-block mask built from the hash `x`: one bit in each 64-bit
+    /// word `w` of a block that bit `w` of `used` selects, the bit named by
+    /// the 6 bits of `x` from bit `top + 6w` counted from the top. Word `w`
+    /// is `((used >> w) & 1) << ((x >> (58 - top - 6w)) & 63)`; `top` is
+    /// taken as at most 16, so every field lies inside `x`. Every word is
+    /// computed at once (two AVX2 vectors), with no branch on the data.
+    ///
+    /// ```
+    /// use streambloom_kernels::{Backend, Body, Engine, Ops, W1};
+    ///
+    /// struct Words(u64);
+    /// impl Body for Words {
+    ///     type Output = [u64; 8];
+    ///     fn run<B: Backend>(self, backend: B) -> [u64; 8] {
+    ///         Ops::<W1, B>::new(backend).hash_words(self.0, 3, 0b101)
+    ///     }
+    /// }
+    ///
+    /// // Fields of 6 bits from bit 3: word 0's is 0b000101, word 2's 0b000011.
+    /// let x = 0b000_000101_000000_000011u64 << 43;
+    /// let want = [1 << 5, 0, 1 << 3, 0, 0, 0, 0, 0];
+    /// assert_eq!(Engine::best().run(Words(x)), want);
+    /// assert_eq!(Engine::scalar().run(Words(x)), want);
+    /// ```
+    #[inline(always)]
+    pub fn hash_words(self, x: u64, top: u32, used: u64) -> [u64; 8] {
+        self.backend.hash_words(x, top, used)
     }
 }
 

@@ -18,7 +18,8 @@
 use proptest::prelude::*;
 use proptest::test_runner::{RngAlgorithm, RngSeed, TestCaseError};
 use streambloom_kernels::{
-    arch::all, cell, set_cell, Block, Isa, Kernels, Mask, MinCount, Width, W1, W16, W2, W32, W4, W8,
+    arch::all, cell, set_cell, Backend, Block, Body, Engine, Isa, Kernels, Mask, MinCount, Ops,
+    Width, W1, W16, W2, W32, W4, W8,
 };
 
 /// Whether to check the scalar table against the model; every backend is
@@ -499,6 +500,59 @@ differential!(w4, W4);
 differential!(w8, W8);
 differential!(w16, W16);
 differential!(w32, W32);
+
+/// [`Ops::hash_words`] of one backend.
+struct HashWords(u64, u32, u64);
+
+impl Body for HashWords {
+    type Output = [u64; 8];
+    fn run<B: Backend>(self, backend: B) -> [u64; 8] {
+        Ops::<W1, B>::new(backend).hash_words(self.0, self.1, self.2)
+    }
+}
+
+/// Every backend's [`Ops::hash_words`] against its one-line model, word by
+/// word: the bit of `used` times the 6-bit field of `x` from bit
+/// `min(top, 16) + 6w` counted from the top.
+fn check_hash_words(x: u64, top: u32, used: u64) -> Result<(), TestCaseError> {
+    let t = top.min(16);
+    let field = |w: u32| (x << (t + 6 * w)) >> 58;
+    let want: [u64; 8] = std::array::from_fn(|w| (used >> w & 1) << field(w as u32));
+    for isa in Isa::available() {
+        let got = Engine::new(isa).unwrap().run(HashWords(x, top, used));
+        prop_assert_eq!(
+            got,
+            want,
+            "{:?} hash_words({:#x}, {}, {:#x})",
+            isa,
+            x,
+            top,
+            used
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn hash_words(x: u64, top in 0..=20u32, used: u64) {
+        check_hash_words(x, top, used)?;
+    }
+}
+
+/// Every field position and every word, one bit of `x` at a time: each
+/// lane's shift must be its own.
+#[test]
+fn hash_words_every_bit() {
+    for top in [0, 2, 3, 16] {
+        for bit in 0..64 {
+            check_hash_words(1 << bit, top, 0xff).unwrap();
+            check_hash_words(!(1 << bit), top, 0xa5).unwrap();
+        }
+    }
+}
 
 #[test]
 fn detect_is_available_and_stable() {

@@ -8,8 +8,9 @@
 //! inlining). [`stamp!`] instantiates the kernels below inside one
 //! `#[target_feature]` function per kernel and width, so every trait method
 //! inlines into code compiled for the backend's instructions, and builds the
-//! backend's `TABLE_Wn` constants from them (the slots it does not list, and
-//! every slot of 1- and 2-bit cells, keep the scalar reference).
+//! backend's `TABLE_Wn` constants from them (the slots it does not list keep
+//! the scalar reference; 1- and 2-bit cells have their own word kernels,
+//! [`crate::arch::bits`]).
 //!
 //! **Cells as lanes.** 8-, 16- and 32-bit cells are lanes. 4-bit cells are
 //! two byte-lane *planes* handled in place: the low nibbles (`byte & 0x0f`)
@@ -514,15 +515,16 @@ pub(crate) fn zero_count<W: Width, B: Vector>(
 
 /// The `TABLE_W1` .. `TABLE_W32` constants of a backend whose token is
 /// `$new` (of type `$token`), with each listed kernel stamped from the
-/// generic one inside a function with `$features` enabled; the other slots,
-/// and every slot of 1- and 2-bit cells, run the scalar reference.
+/// generic one inside a function with `$features` enabled, and the other
+/// slots running the scalar reference; the 1- and 2-bit tables come from
+/// [`crate::arch::bits`] (their select kernels stamped the same way, their
+/// run kernels the scalar reference).
 macro_rules! stamp {
     (
         isa: $isa:expr, token: $token:ty, new: $new:expr, features: $features:tt,
         $($w:ident: $table:ident [$($k:ident),* $(,)?]),* $(,)?
     ) => {
-        pub(crate) const TABLE_W1: $crate::Kernels<$crate::W1> = $crate::Kernels::scalar_as($isa);
-        pub(crate) const TABLE_W2: $crate::Kernels<$crate::W2> = $crate::Kernels::scalar_as($isa);
+        $crate::arch::bits::stamp_bits!($isa, $features, W1: TABLE_W1, W2: TABLE_W2);
         $(
             pub(crate) const $table: $crate::Kernels<$crate::$w> = {
                 type W = $crate::$w;

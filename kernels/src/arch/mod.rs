@@ -5,6 +5,7 @@
 //! file uses).
 
 pub mod all;
+pub(crate) mod bits;
 pub(crate) mod generic;
 pub(crate) mod portable;
 

@@ -13,7 +13,7 @@
 //!
 //! | width | vectorised | left scalar ([`crate::arch::all`]) |
 //! |---|---|---|
-//! | W1, W2 | — | every kernel |
+//! | W1, W2 | the select kernels (word code, [`crate::arch::bits`]) | dec_run, zero_count |
 //! | W4 | dec_run, zero_count | the select kernels |
 //! | W8 | any_zero, dec_run, zero_count | min_count and the updates |
 //! | W16 | any_zero, max_assign, add_sat, sub_sat, dec_run, zero_count | min_count, assign |

@@ -1,5 +1,6 @@
 //! The yardsticks beside the filters: a kernel-level proxy of a one-line
-//! filter (`probe-set`) and the memory limit (`line-rmw`).
+//! filter (`probe-set`) and the memory limits (`line-rmw` for updates,
+//! `line-read` for queries).
 
 use streambloom::hash;
 use streambloom::{Block, Isa, Width, W8};
@@ -28,6 +29,19 @@ pub fn targets() -> Vec<Target> {
             run: |bytes, _, plan| {
                 let mut t = LineRmw::new(bytes)?;
                 plan.measure(bytes, |h| t.op(h))
+            },
+        },
+        Target {
+            name: "line-read",
+            about: "the query limit: one random cache-line read per item in a buffer of the \
+                    same size (runs no kernel: once per size)",
+            per_isa: false,
+            run: |bytes, _, plan| {
+                let mut t = LineRmw::new(bytes)?;
+                // Written once, so the reads reach memory: untouched
+                // zeroed pages all map to one shared page.
+                t.lines.iter_mut().for_each(|line| line.0[0] = 1);
+                plan.measure(bytes, |h| t.read(h))
             },
         },
     ]
@@ -91,6 +105,13 @@ impl LineRmw {
         let byte = &mut self.lines[i].0[0];
         *byte = byte.wrapping_add(1);
         *byte == 0
+    }
+
+    /// The first byte of the line of `h`: what a query that reads one line
+    /// per item costs at least.
+    #[inline(always)]
+    fn read(&self, h: u64) -> u8 {
+        self.lines[hash::block_of(h, self.lines.len())].0[0]
     }
 }
 

@@ -429,7 +429,19 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     #[inline]
     pub fn insert_hash(&mut self, h: u64) -> bool {
         let engine = self.cells.engine();
-        engine.run(InsertOne { filter: self, h })
+        if self.by_words() {
+            engine.run(InsertOne {
+                filter: self,
+                h,
+                place: ByWords,
+            })
+        } else {
+            engine.run(InsertOne {
+                filter: self,
+                h,
+                place: ByCells,
+            })
+        }
     }
 
     /// [`contains`](Self::contains) for a key already hashed to `h` (any
@@ -442,7 +454,20 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        self.cells.engine().run(ContainsOne { filter: self, h })
+        let engine = self.cells.engine();
+        if self.by_words() {
+            engine.run(ContainsOne {
+                filter: self,
+                h,
+                place: ByWords,
+            })
+        } else {
+            engine.run(ContainsOne {
+                filter: self,
+                h,
+                place: ByCells,
+            })
+        }
     }
 
     /// [`insert_batch`](Self::insert_batch) for keys already hashed; out of
@@ -457,10 +482,19 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
         let engine = self.cells.engine();
-        engine.run(InsertBatch {
-            filter: self,
-            hashes,
-        });
+        if self.by_words() {
+            engine.run(InsertBatch {
+                filter: self,
+                hashes,
+                place: ByWords,
+            });
+        } else {
+            engine.run(InsertBatch {
+                filter: self,
+                hashes,
+                place: ByCells,
+            });
+        }
     }
 
     /// [`contains_batch`](Self::contains_batch) for keys already hashed.
@@ -475,18 +509,23 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     pub fn contains_batch_hash(&self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
         Error::check_len("found", hashes.len(), found.len())?;
-        self.cells.engine().run(ContainsBatch {
-            filter: self,
-            hashes,
-            found,
-        });
+        let engine = self.cells.engine();
+        if self.by_words() {
+            engine.run(ContainsBatch {
+                filter: self,
+                hashes,
+                found,
+                place: ByWords,
+            });
+        } else {
+            engine.run(ContainsBatch {
+                filter: self,
+                hashes,
+                found,
+                place: ByCells,
+            });
+        }
         Ok(())
-    }
-
-    /// Where item `h` lives.
-    #[inline(always)]
-    fn probe(&self, h: u64) -> hash::Probe<W1> {
-        hash::probe_with::<W1>(self.placement(), h, self.cells.block_count(), self.k)
     }
 
     /// Prefetches the block of item `h`.
@@ -498,21 +537,30 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         );
     }
 
-    /// Item `h`'s insertion with `ops`'s kernels.
+    /// Whether items' bits are split-block words built in vector registers
+    /// ([`ByWords`]: `k <= 8`), else [`ByCells`].
     #[inline(always)]
-    fn insert_with<B: Backend>(&mut self, ops: Ops<W1, B>, h: u64) -> bool {
-        let probe = self.probe(h);
-        let block = self.cells.block_mut(probe.block);
-        let present = !ops.any_zero(block, probe.mask);
-        ops.assign(block, probe.mask, 1);
+    fn by_words(&self) -> bool {
+        self.placement() == Placement::SplitBlock && hash::split_block_by_words::<W1>(self.k)
+    }
+
+    /// Item `h`'s insertion with `ops`'s kernels, its bits placed by `P`.
+    #[inline(always)]
+    fn insert_with<P: Place, B: Backend>(&mut self, ops: Ops<W1, B>, h: u64) -> bool {
+        let block = hash::block_of(h, self.cells.block_count());
+        let mask = P::mask(ops, self.placement(), h, self.k);
+        let block = self.cells.block_mut(block);
+        let present = !ops.any_zero(block, mask);
+        ops.assign(block, mask, 1);
         present
     }
 
-    /// Item `h`'s query with `ops`'s kernels.
+    /// Item `h`'s query with `ops`'s kernels, its bits placed by `P`.
     #[inline(always)]
-    fn contains_with<B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> bool {
-        let probe = self.probe(h);
-        !ops.any_zero(self.cells.block(probe.block), probe.mask)
+    fn contains_with<P: Place, B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> bool {
+        let block = hash::block_of(h, self.cells.block_count());
+        let mask = P::mask(ops, self.placement(), h, self.k);
+        !ops.any_zero(self.cells.block(block), mask)
     }
 
     /// Empties the filter.
@@ -638,73 +686,117 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     }
 }
 
-/// [`Classic::insert_hash`] as one [`Body`].
-struct InsertOne<'a, S, H> {
-    filter: &'a mut Classic<S, H>,
-    h: u64,
+/// How a hot loop computes an item's bits. Each operation runs one of two
+/// instantiations, chosen once per call by [`Classic::by_words`] (a branch
+/// on `k`, so predicted): each has one way to build the mask, and the mask
+/// stays in registers. A mask merged from two ways in one function goes
+/// through memory (word stores, then vector loads that cannot be forwarded
+/// from them), which costs more than the rest of an insert.
+trait Place: Copy {
+    /// The bits of item `h` (`k` of them, placed by `placement`).
+    fn mask<B: Backend>(ops: Ops<W1, B>, placement: Placement, h: u64, k: u32) -> [u64; 8];
 }
 
-impl<S: Storage, H: BuildHasher> Body for InsertOne<'_, S, H> {
+/// Split-block bits with `k <= 8`, one a word, built in vector registers
+/// from the hash: [`Ops::hash_words`] over [`hash::split_block_hash`],
+/// the cells of [`Placement::cells`].
+#[derive(Clone, Copy)]
+struct ByWords;
+
+impl Place for ByWords {
+    #[inline(always)]
+    fn mask<B: Backend>(ops: Ops<W1, B>, _: Placement, h: u64, k: u32) -> [u64; 8] {
+        let (x, top, used) = hash::split_block_hash::<W1>(h, k);
+        ops.hash_words(x, top, used)
+    }
+}
+
+/// Any placement, cell by cell ([`Placement::cells`]).
+#[derive(Clone, Copy)]
+struct ByCells;
+
+impl Place for ByCells {
+    #[inline(always)]
+    fn mask<B: Backend>(_: Ops<W1, B>, placement: Placement, h: u64, k: u32) -> [u64; 8] {
+        placement.cells::<W1>(h, k)
+    }
+}
+
+/// [`Classic::insert_hash`] as one [`Body`].
+struct InsertOne<'a, S, H, P> {
+    filter: &'a mut Classic<S, H>,
+    h: u64,
+    place: P,
+}
+
+impl<S: Storage, H: BuildHasher, P: Place> Body for InsertOne<'_, S, H, P> {
     type Output = bool;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> bool {
-        self.filter.insert_with(Ops::new(backend), self.h)
+        let _ = self.place;
+        self.filter.insert_with::<P, B>(Ops::new(backend), self.h)
     }
 }
 
 /// [`Classic::contains_hash`] as one [`Body`].
-struct ContainsOne<'a, S, H> {
+struct ContainsOne<'a, S, H, P> {
     filter: &'a Classic<S, H>,
     h: u64,
+    place: P,
 }
 
-impl<S: Storage, H: BuildHasher> Body for ContainsOne<'_, S, H> {
+impl<S: Storage, H: BuildHasher, P: Place> Body for ContainsOne<'_, S, H, P> {
     type Output = bool;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> bool {
-        self.filter.contains_with(Ops::new(backend), self.h)
+        let _ = self.place;
+        self.filter.contains_with::<P, B>(Ops::new(backend), self.h)
     }
 }
 
 /// [`Classic::insert_batch_hash`] as one [`Body`].
-struct InsertBatch<'a, S, H> {
+struct InsertBatch<'a, S, H, P> {
     filter: &'a mut Classic<S, H>,
     hashes: &'a [u64],
+    place: P,
 }
 
-impl<S: Storage, H: BuildHasher> Body for InsertBatch<'_, S, H> {
+impl<S: Storage, H: BuildHasher, P: Place> Body for InsertBatch<'_, S, H, P> {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let (ops, f, hashes) = (Ops::new(backend), self.filter, self.hashes);
+        let _ = self.place;
         crate::filter::batch!(
             hashes.len(),
             f.cells.prefetching(),
             |i| f.prefetch_hash(hashes[i]),
             |i| {
-                f.insert_with(ops, hashes[i]);
+                f.insert_with::<P, B>(ops, hashes[i]);
             }
         );
     }
 }
 
 /// [`Classic::contains_batch_hash`] as one [`Body`].
-struct ContainsBatch<'a, S, H> {
+struct ContainsBatch<'a, S, H, P> {
     filter: &'a Classic<S, H>,
     hashes: &'a [u64],
     found: &'a mut [bool],
+    place: P,
 }
 
-impl<S: Storage, H: BuildHasher> Body for ContainsBatch<'_, S, H> {
+impl<S: Storage, H: BuildHasher, P: Place> Body for ContainsBatch<'_, S, H, P> {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let (ops, f, hashes, found) = (Ops::new(backend), self.filter, self.hashes, self.found);
+        let _ = self.place;
         crate::filter::batch!(
             hashes.len(),
             f.cells.prefetching(),
             |i| f.prefetch_hash(hashes[i]),
-            |i| found[i] = f.contains_with(ops, hashes[i])
+            |i| found[i] = f.contains_with::<P, B>(ops, hashes[i])
         );
     }
 }

@@ -339,3 +339,46 @@ proptest! {
         prop_assert!(long.iter().all(|&b| b));
     }
 }
+
+proptest! {
+    #![proptest_config(crate::proptest_config(48, 2, 0xC1A5_B175))]
+
+    /// An item's bits are its placement's, [`PLACEMENT`]`.cells` in the
+    /// block of [`hash::block_of`], restated cell by cell here, with every
+    /// kernel implementation and both hot paths (`k <= 8`, the split-block
+    /// words built in vector registers, and larger `k`), item by item and
+    /// in batches on both sides of the prefetching threshold; and `insert`
+    /// answers whether they were all set before.
+    #[test]
+    fn bits_are_the_placements(
+        blocks in prop_oneof![1..40usize, PREFETCH_BLOCKS..PREFETCH_BLOCKS + 20],
+        k in 1..20u32,
+        hashes in proptest::collection::vec(any::<u64>(), 0..crate::scaled(300)),
+    ) {
+        let params = ClassicParams { cells: blocks * B, k };
+        let mut model = std::vec![Block::ZERO; blocks];
+        let mut answers = std::vec::Vec::new();
+        for &h in &hashes {
+            let (block, mut mask) = (hash::block_of(h, blocks), PLACEMENT.cells::<W1>(h, k));
+            let mut present = true;
+            while let Some(i) = crate::Mask::pop_lowest(&mut mask) {
+                present &= streambloom_kernels::cell::<W1>(&model[block], i) == 1;
+                streambloom_kernels::set_cell::<W1>(&mut model[block], i, 1);
+            }
+            answers.push(present);
+        }
+        for isa in Isa::available() {
+            let mut one = Classic::new(params, 1).unwrap();
+            one.set_isa(isa).unwrap();
+            let mut batch = one.clone();
+            let got: std::vec::Vec<bool> = hashes.iter().map(|&h| one.insert_hash(h)).collect();
+            prop_assert_eq!(&got, &answers, "{:?}", isa);
+            prop_assert_eq!(one.blocks(), &model[..], "{:?}", isa);
+            batch.insert_batch_hash(&hashes);
+            prop_assert_eq!(batch.blocks(), &model[..], "{:?} batch", isa);
+            for &h in &hashes {
+                prop_assert!(one.contains_hash(h));
+            }
+        }
+    }
+}

@@ -12,7 +12,8 @@
 //! - The minimum of a vector is reduced with `phminposuw` for 8- and 16-bit
 //!   lanes; byte counts are summed with `psadbw`.
 //!
-//! W1 and W2 run the scalar reference: their cells are no lanes.
+//! W1 and W2 have word kernels of their own ([`crate::arch::bits`]): their
+//! cells are no lanes.
 
 use core::arch::x86_64::*;
 
