@@ -449,7 +449,10 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// their eviction starts) are prefetched while the current item runs,
     /// so the cache misses of a batch overlap instead of following one
     /// another. The eviction starts are drawn ahead in item order, so the
-    /// PRNG yields the same draws as item-by-item calls.
+    /// PRNG yields the same draws as item-by-item calls. Under
+    /// [`Eviction::Sweep`] the items' runs are consecutive cells, and their
+    /// decrements are made in one pass, put off until an item's block meets
+    /// them: the answers and the final state are item by item's.
     ///
     /// ```
     /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
