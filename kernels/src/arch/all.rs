@@ -102,7 +102,15 @@ pub fn dec_run<W: Width>(blocks: &mut [Block], start: usize, len: usize) {
     let Some((start, len)) = wrap_bounds(total, start, len) else {
         return;
     };
-    for i in (start..start + len).map(|i| if i >= total { i - total } else { i }) {
+    let first = len.min(total - start);
+    dec_cells::<W>(blocks, start..start + first);
+    dec_cells::<W>(blocks, 0..len - first);
+}
+
+/// Decrements each non-zero cell of `cells` (in the blocks) by one.
+#[inline(always)]
+fn dec_cells<W: Width>(blocks: &mut [Block], cells: core::ops::Range<usize>) {
+    for i in cells {
         let b = &mut blocks[i / W::CELLS];
         let c = cell::<W>(b, i % W::CELLS);
         set_cell::<W>(b, i % W::CELLS, c.saturating_sub(1));
