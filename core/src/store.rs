@@ -242,18 +242,14 @@ impl<W: Width, S: Storage> Cells<W, S> {
     }
 
     /// Saturating decrement of `len` consecutive cells from `start`,
-    /// wrapping past the last cell to cell 0, with `ops`'s kernels. Callers
-    /// pass `start < len()` and `len <= len()` (eviction draws them so);
-    /// past that the run is clipped, never out of bounds.
+    /// wrapping past the last cell to cell 0, with `ops`'s kernels: one
+    /// kernel call, which proves its offsets in bounds once (callers pass
+    /// `start < cells()` and `len <= cells()`, as eviction draws them; past
+    /// that the kernel reduces them, never out of bounds).
     #[inline(always)]
     pub fn dec_run_wrapping<B: Backend>(&mut self, ops: Ops<W, B>, start: usize, len: usize) {
-        let total = self.cells();
-        debug_assert!(start < total && len <= total);
-        let first = len.min(total.saturating_sub(start));
-        ops.dec_run(self.blocks.as_mut(), start, first);
-        if first < len {
-            ops.dec_run(self.blocks.as_mut(), 0, len - first);
-        }
+        debug_assert!(start < self.cells() && len <= self.cells());
+        ops.dec_run(self.blocks.as_mut(), start, len);
     }
 
     /// Number of zero cells.

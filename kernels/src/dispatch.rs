@@ -279,7 +279,8 @@ impl<W: Width> Kernels<W> {
         unsafe { (self.sub_sat)(block, mask, r) }
     }
 
-    /// Saturating decrement of a run of cells ([`crate::arch::all::dec_run`]).
+    /// Saturating decrement of `len` cells from `start`, wrapping past the
+    /// last cell to cell 0 ([`crate::arch::all::dec_run`]).
     #[inline(always)]
     pub fn dec_run(&self, blocks: &mut [Block], start: usize, len: usize) {
         // SAFETY: as in `any_zero`: the CPU supports this table's ISA.

@@ -66,7 +66,8 @@ pub trait Backend: Copy + Send + Sync + token::Sealed {
     fn add_sat<W: Width>(self, block: &mut Block, mask: W::Mask, r: u32);
     /// Selected cells lose `r`, stopping at 0.
     fn sub_sat<W: Width>(self, block: &mut Block, mask: W::Mask, r: u32);
-    /// Saturating decrement of the run `start .. start + len` (clipped).
+    /// Saturating decrement of `len` cells from `start`, wrapping past the
+    /// last cell ([`crate::arch::all::dec_run`]).
     fn dec_run<W: Width>(self, blocks: &mut [Block], start: usize, len: usize);
     /// Zero cells in the run `start .. start + len` (clipped).
     fn zero_count<W: Width>(self, blocks: &[Block], start: usize, len: usize) -> usize;
@@ -339,7 +340,8 @@ impl<W: Width, B: Backend> Ops<W, B> {
         self.backend.sub_sat::<W>(block, mask, r)
     }
 
-    /// Saturating decrement of a run of cells (clipped to the blocks).
+    /// Saturating decrement of `len` cells from `start`, wrapping past the
+    /// last cell to cell 0.
     #[inline(always)]
     pub fn dec_run(self, blocks: &mut [Block], start: usize, len: usize) {
         self.backend.dec_run::<W>(blocks, start, len)

@@ -8,7 +8,7 @@
 //! | [`Kernels::min_count`] | min of the selected cells and how many sit at it |
 //! | [`Kernels::max_assign`], [`Kernels::assign`] | raise / set the selected cells |
 //! | [`Kernels::add_sat`], [`Kernels::sub_sat`] | saturating add / subtract on the selected cells |
-//! | [`Kernels::dec_run`] | saturating decrement of a run of cells (eviction) |
+//! | [`Kernels::dec_run`] | saturating decrement of a run of cells, wrapping (eviction) |
 //! | [`Kernels::zero_count`] | zero cells in a run (stability metrics) |
 //! | [`prefetch()`] | start loading a block a batch ahead |
 //!

@@ -163,8 +163,12 @@ fn check_run<W: Width>(blocks: &[Block], start: usize, len: usize) -> Result<(),
         let mut c = decode::<W>(blocks);
         let model_zeros = c.iter().skip(start).take(len).filter(|&&x| x == 0).count();
         prop_assert_eq!(zeros, model_zeros, "scalar zero_count vs model");
-        let run = c.iter_mut().skip(start).take(len);
-        run.for_each(|x| *x = x.saturating_sub(1));
+        // `dec_run` wraps: `len` cells from `start` modulo the count, each
+        // at most once.
+        let total = c.len();
+        for i in (0..len.min(total)).map(|i| (start + i) % total) {
+            c[i] = c[i].saturating_sub(1);
+        }
         prop_assert_eq!(decode::<W>(&want), c, "scalar dec_run vs model");
     }
     for k in tables::<W>() {
@@ -428,14 +432,15 @@ macro_rules! differential {
             /// Runs that start and end inside a lone block, at every phase
             /// class of a vector (first, second, middle and last cells):
             /// the partial last vector of a run in a buffer no larger than
-            /// one vector. Few calls, so that Miri runs it for the
+            /// one vector, and runs that wrap past its last cell (the whole
+            /// block among them). Few calls, so that Miri runs it for the
             /// backends this machine lacks.
             #[test]
             fn runs_in_one_block() {
                 let c = W::CELLS;
                 let block = [pattern::<W>(0, false)];
                 for start in [0, 1, c / 2 - 1, c - 2] {
-                    for len in [1, 2, c / 2, c - start - 1] {
+                    for len in [1, 2, c / 2, c - start - 1, c - start + 3, c] {
                         check_run::<W>(&block, start, len).unwrap();
                     }
                 }
@@ -456,9 +461,10 @@ macro_rules! differential {
             /// Every start `0..=2 * CELLS` and every length `0..=3 * CELLS`
             /// over three blocks: the whole grid up to 64 cells a block;
             /// wider, every start with edge lengths and every length with
-            /// edge starts. Two passes, so that every cell (the first and
-            /// last, where clipped runs stop, included) is zero in one and
-            /// non-zero in the other.
+            /// edge starts; runs past the third block wrap to the first.
+            /// Two passes, so that every cell (the first and last, where
+            /// runs wrap, included) is zero in one and non-zero in the
+            /// other.
             #[test]
             #[cfg_attr(miri, ignore = "exhaustive")]
             fn every_run() {

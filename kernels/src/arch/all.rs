@@ -76,12 +76,41 @@ pub(crate) fn run_bounds(total: usize, start: usize, len: usize) -> (usize, usiz
     (start, start.saturating_add(len).min(total))
 }
 
-/// Decrements each non-zero cell of the run `start .. start + len` by one.
-/// The run is clipped to the cells that exist; it does not wrap.
+/// The run of `len` cells from `start` that [`dec_run`] decrements, over
+/// `total` cells: `None` when it is empty, else `start` taken modulo
+/// `total` and `len` capped at `total` (a run never decrements a cell
+/// twice). Callers that already pass `start < total` and `len <= total`
+/// (eviction draws them so) take one predicted branch and no division.
+#[inline(always)]
+pub(crate) fn wrap_bounds(total: usize, start: usize, len: usize) -> Option<(usize, usize)> {
+    if len == 0 || total == 0 {
+        return None;
+    }
+    if start < total && len <= total {
+        return Some((start, len));
+    }
+    Some((start % total, len.min(total)))
+}
+
+/// Decrements each non-zero cell of the run of `len` cells from `start`,
+/// wrapping past the last cell to cell 0 (a Stable filter's eviction). A
+/// `start` past the end is taken modulo the cell count, and `len` is capped
+/// at it: every cell is decremented at most once.
 #[inline]
 pub fn dec_run<W: Width>(blocks: &mut [Block], start: usize, len: usize) {
-    let (lo, hi) = run_bounds(blocks.len() * W::CELLS, start, len);
-    for i in lo..hi {
+    let total = blocks.len() * W::CELLS;
+    let Some((start, len)) = wrap_bounds(total, start, len) else {
+        return;
+    };
+    let first = len.min(total - start);
+    dec_cells::<W>(blocks, start..start + first);
+    dec_cells::<W>(blocks, 0..len - first);
+}
+
+/// Decrements each non-zero cell of `cells` (in the blocks) by one.
+#[inline(always)]
+fn dec_cells<W: Width>(blocks: &mut [Block], cells: core::ops::Range<usize>) {
+    for i in cells {
         let b = &mut blocks[i / W::CELLS];
         let c = cell::<W>(b, i % W::CELLS);
         set_cell::<W>(b, i % W::CELLS, c.saturating_sub(1));

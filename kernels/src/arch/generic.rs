@@ -29,11 +29,15 @@
 //! takes the vertical then the horizontal minimum, and counts the selected
 //! lanes equal to it.
 //!
-//! **Runs.** A run is a contiguous byte range of the blocks. Full vectors are
-//! one load, one operation, one store; the last partial vector is one vector
-//! too, inside the blocks (a window selects the run's lanes), so a run costs
-//! `ceil(bytes / BYTES)` steps and no scalar loop. An odd nibble at either
-//! end of a 4-bit run is done by the scalar reference. Operands above
+//! **Runs.** `zero_count` reads a contiguous byte range of the blocks: full
+//! vectors, then the last partial vector as one vector too, inside the
+//! blocks (a window selects the run's lanes), so a run costs
+//! `ceil(bytes / BYTES)` steps and no scalar loop; an odd nibble at either
+//! end of a 4-bit run is counted by the scalar reference. `dec_run`, the
+//! eviction on every Stable item, rewrites the *aligned* vectors that hold
+//! its cells, the run's lanes selected by a window at either end (nibbles
+//! too), so it wraps past the last cell for free and needs no scalar edge;
+//! its vector count depends only on the run's length. Operands above
 //! `W::MAX` are clamped to it first, which is the reference's saturation.
 
 use crate::arch::all;
@@ -149,6 +153,12 @@ pub(crate) trait Vector: Copy {
         let at = if lo == 0 { 128 - hi } else { 64 - lo };
         let w = self.load(Lane::U8, &WINDOW, at);
         self.eq(Lane::U8, w, self.splat(Lane::U8, 0xff))
+    }
+    /// Byte lanes `lo..hi` (`lo, hi <= BYTES`; none when `lo >= hi`), of a
+    /// vector anywhere in a run: the lanes of both windows.
+    #[inline(always)]
+    fn span(self, lo: usize, hi: usize) -> Self::Sel {
+        self.both(self.window(lo, Self::BYTES), self.window(0, hi))
     }
     /// `max(c, v)` in the selected lanes.
     #[inline(always)]
@@ -428,18 +438,6 @@ fn tail<B: Vector>(len: usize, at: usize, end: usize) -> (usize, usize, usize) {
     }
 }
 
-/// Each cell of `x` decremented, saturating.
-#[inline(always)]
-fn dec<W: Width, B: Vector>(b: B, x: B::V) -> B::V {
-    let l = Lane::of::<W>();
-    if W::BITS == 4 {
-        let lo = b.subs(l, cells::<W, B>(b, x, 0), b.splat(l, 1));
-        b.or(lo, b.subs(l, cells::<W, B>(b, x, 1), b.splat(l, 0x10)))
-    } else {
-        b.subs(l, x, b.splat(l, 1))
-    }
-}
-
 /// `acc` plus one in each byte of each zero cell of `x` (at most 2 a byte).
 #[inline(always)]
 fn count_zeros<W: Width, B: Vector>(b: B, acc: B::V, x: B::V) -> B::V {
@@ -453,26 +451,187 @@ fn count_zeros<W: Width, B: Vector>(b: B, acc: B::V, x: B::V) -> B::V {
     acc
 }
 
-/// Saturating decrement of each cell of a run (clipped).
+/// Saturating decrement of `len` cells from `start`, wrapping past the last
+/// cell (the contract of [`all::dec_run`]), in vector read-modify-writes
+/// that decrement only the run's lanes (a window at the ends,
+/// [`Vector::span`]).
+///
+/// Almost always (unless the run ends within a vector of the last cell)
+/// the vectors start at the run's first byte: `ceil(bytes / BYTES)` of
+/// them, all whole but the last (and, for 4-bit cells, the first), so a
+/// filter's run of `P` cells is a fixed, predicted loop. Near the end the
+/// run is done in the aligned vectors that hold it: the blocks' length is
+/// a multiple of every vector's, so none straddles the end, and the wrap
+/// to cell 0 costs a subtraction from the offset. Either way no byte
+/// outside the blocks is touched (no padding is needed) and the offsets
+/// are proven in bounds once per call, from `start < cells` and
+/// `len <= cells`.
 #[inline(always)]
 pub(crate) fn dec_run<W: Width, B: Vector>(b: B, blocks: &mut [Block], start: usize, len: usize) {
-    let (lo, hi) = run_bytes::<W>(blocks.len(), start, len, |i| {
-        all::dec_run::<W>(blocks, i, 1);
-    });
-    let l = Lane::of::<W>();
+    let total = blocks.len() * W::CELLS;
+    if W::BITS < 4 {
+        return all::dec_run::<W>(blocks, start, len);
+    }
+    let Some((s, len)) = all::wrap_bounds(total, start, len) else {
+        return;
+    };
+    let e = s + len;
+    // The run's bytes in each plane, not wrapped (`e < 2 · total`): for
+    // 4-bit cells, the low nibbles of the even cells of `s..e` and the high
+    // nibbles of the odd ones.
+    let (lo, hi) = if W::BITS == 4 {
+        ([s.div_ceil(2), s / 2], [e.div_ceil(2), e / 2])
+    } else {
+        let c = W::BITS as usize / 8;
+        ([s * c; 2], [e * c; 2])
+    };
+    let run = Run::<W, B>::new(b, lo, hi);
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(blocks);
-    let mut at = lo;
-    while at + B::BYTES <= hi {
-        let x = b.load(l, bytes, at);
-        b.store(l, bytes, at, dec::<W, B>(b, x));
-        at += B::BYTES;
+    let (v, n) = (B::BYTES, bytes.len());
+    let (first, end) = (lo[1], hi[0]);
+    let count = (end - first).div_ceil(v);
+    if first + count * v <= n {
+        let last = first + (count - 1) * v;
+        for j in 0..count - 1 {
+            let at = first + j * v;
+            let amount = if W::BITS == 4 && j == 0 {
+                run.amount(at)
+            } else {
+                run.full
+            };
+            // SAFETY: `at + v <= last + v <= n`.
+            unsafe { dec_vector(run, bytes, at, amount) };
+        }
+        // The run's lanes of the last vector are its first ones, unless it
+        // is also the first vector of a 4-bit run.
+        let amount = if W::BITS == 4 && count == 1 {
+            run.amount(last)
+        } else {
+            run.head(last)
+        };
+        // SAFETY: `last + v <= n`.
+        unsafe { dec_vector(run, bytes, last, amount) };
+        return;
     }
-    if at < hi {
-        let (pos, from, to) = tail::<B>(bytes.len(), at, hi);
-        let x = b.load(l, bytes, pos);
-        let out = b.blend(Lane::U8, x, b.window(from, to), dec::<W, B>(b, x));
-        b.store(l, bytes, pos, out);
+    let base = first & !(v - 1);
+    for j in 0..(end - base).div_ceil(v) {
+        let off = base + j * v;
+        // SAFETY: `off` is `base` plus a multiple of `v`, and `n` is a
+        // multiple of `v`, so the wrapped offset is one too, and it is
+        // below `n`: `base <= first < n` (as `s < total`), and
+        // `off < end <= 2n`, so `off - n < n`. The vector ends by `n`.
+        unsafe { dec_vector(run, bytes, wrap(off, n), run.amount(off)) };
     }
+}
+
+/// Byte `off` of a run, not wrapped (`off < 2n`), in blocks of `n` bytes.
+#[inline(always)]
+fn wrap(off: usize, n: usize) -> usize {
+    if off >= n {
+        off - n
+    } else {
+        off
+    }
+}
+
+/// A run of [`dec_run`]: its bytes in each cell plane, not wrapped, and
+/// the decrement vectors.
+#[derive(Clone, Copy)]
+struct Run<W: Width, B: Vector> {
+    b: B,
+    lo: [usize; 2],
+    hi: [usize; 2],
+    /// One in each plane's lanes: the decrement of a whole vector.
+    full: B::V,
+    /// One in plane `p`'s lanes.
+    one: [B::V; 2],
+    width: core::marker::PhantomData<W>,
+}
+
+impl<W: Width, B: Vector> Run<W, B> {
+    #[inline(always)]
+    fn new(b: B, lo: [usize; 2], hi: [usize; 2]) -> Self {
+        let l = Lane::of::<W>();
+        let one = [b.splat(l, 1), b.splat(l, 0x10)];
+        let full = if W::BITS == 4 {
+            b.or(one[0], one[1])
+        } else {
+            one[0]
+        };
+        Run {
+            b,
+            lo,
+            hi,
+            full,
+            one,
+            width: core::marker::PhantomData,
+        }
+    }
+
+    /// The decrement of the vector at unwrapped byte `off`: one in the
+    /// lanes of the run's cells, zero in the others. (No closures here: one
+    /// is compiled out of line, without the backend's instructions.)
+    #[inline(always)]
+    fn amount(self, off: usize) -> B::V {
+        if W::BITS == 4 {
+            self.b.or(self.plane(0, off), self.plane(1, off))
+        } else {
+            self.plane(0, off)
+        }
+    }
+
+    /// [`Run::amount`] of a vector at `off` that no lane of the run
+    /// precedes (`lo <= off`) and that holds the run's end
+    /// (`hi <= off + BYTES`): one window a plane.
+    #[inline(always)]
+    fn head(self, off: usize) -> B::V {
+        let b = self.b;
+        let low = b.masked(Lane::U8, self.one[0], b.window(0, self.hi[0] - off));
+        if W::BITS == 4 {
+            let high = b.masked(Lane::U8, self.one[1], b.window(0, self.hi[1] - off));
+            b.or(low, high)
+        } else {
+            low
+        }
+    }
+
+    /// [`Run::amount`] in plane `p`.
+    #[inline(always)]
+    fn plane(self, p: usize, off: usize) -> B::V {
+        let (b, v) = (self.b, B::BYTES);
+        let (from, to) = (
+            self.lo[p].saturating_sub(off),
+            self.hi[p].saturating_sub(off),
+        );
+        b.masked(Lane::U8, self.one[p], b.span(from.min(v), to.min(v)))
+    }
+}
+
+/// Decrements, saturating, each cell of the vector at byte `at` of
+/// `bytes` by its lane of `amount` (0 or 1).
+///
+/// # Safety
+///
+/// `at + B::BYTES <= bytes.len()`.
+#[inline(always)]
+unsafe fn dec_vector<W: Width, B: Vector>(
+    run: Run<W, B>,
+    bytes: &mut [u8],
+    at: usize,
+    amount: B::V,
+) {
+    let (b, l) = (run.b, Lane::of::<W>());
+    // SAFETY: the caller's contract.
+    let vector = unsafe { bytes.get_unchecked_mut(at..at + B::BYTES) };
+    let x = b.load(l, vector, 0);
+    let out = if W::BITS == 4 {
+        let low = b.subs(l, cells::<W, B>(b, x, 0), cells::<W, B>(b, amount, 0));
+        let high = b.subs(l, cells::<W, B>(b, x, 1), cells::<W, B>(b, amount, 1));
+        b.or(low, high)
+    } else {
+        b.subs(l, x, amount)
+    };
+    b.store(l, vector, 0, out);
 }
 
 /// The number of zero cells in a run (clipped).

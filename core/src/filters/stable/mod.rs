@@ -449,7 +449,10 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// their eviction starts) are prefetched while the current item runs,
     /// so the cache misses of a batch overlap instead of following one
     /// another. The eviction starts are drawn ahead in item order, so the
-    /// PRNG yields the same draws as item-by-item calls.
+    /// PRNG yields the same draws as item-by-item calls. Under
+    /// [`Eviction::Sweep`] the items' runs are consecutive cells, and their
+    /// decrements are made in one pass, put off until an item's block meets
+    /// them: the answers and the final state are item by item's.
     ///
     /// ```
     /// # use streambloom::stable::{Eviction, StableBloom, StableParams};
@@ -566,6 +569,9 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         hashes: &[u64],
         mut out: Option<&mut [bool]>,
     ) {
+        if self.params.eviction == Eviction::Sweep {
+            return self.sweep_run(ops, hashes, out);
+        }
         let mut answer = |i: usize, duplicate: bool| {
             if let Some(out) = out.as_deref_mut() {
                 out[i] = duplicate;
@@ -590,6 +596,56 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
             }
             answer(i, self.observe_at(ops, h, start));
         }
+    }
+
+    /// [`observe_run`](Self::observe_run) under [`Eviction::Sweep`], with
+    /// the sweep amortized over the batch: the runs of consecutive items
+    /// are consecutive cells, so their decrements are put off and made in
+    /// one pass (one [`dec_run`](crate::store::Cells::dec_run_wrapping) call)
+    /// until an item's block meets the cells put off, or the batch ends.
+    ///
+    /// The state and the answers are exactly item by item's: a cell whose
+    /// decrement is put off is read or written by no item before it is
+    /// made (the item whose block meets it makes it first, before probing
+    /// and again before setting its cells, once its own run is added), and
+    /// at most `m` cells are put off, so none twice.
+    #[inline(always)]
+    fn sweep_run<B: Backend>(
+        &mut self,
+        ops: Ops<W, B>,
+        hashes: &[u64],
+        mut out: Option<&mut [bool]>,
+    ) {
+        let (m, p) = (self.cells.cells(), self.params.p);
+        let prefetching = self.cells.prefetching();
+        // The cells `from .. from + pending` (wrapping; `pending <= m`)
+        // are the put-off decrements, and `from + pending` is the cursor.
+        let (mut from, mut pending) = (self.cursor, 0usize);
+        for (i, &h) in hashes.iter().enumerate() {
+            if prefetching {
+                if let Some(&ahead) = hashes.get(i + crate::store::LOOKAHEAD) {
+                    self.prefetch_hash(ahead);
+                }
+            }
+            let probe = self.probe(h);
+            let first = probe.block * W::CELLS;
+            if meets::<W>(m, first, from, pending) || pending + p > m {
+                self.cells.dec_run_wrapping(ops, from, pending);
+                (from, pending) = (self.cursor, 0);
+            }
+            let duplicate = !ops.any_zero(self.cells.block(probe.block), probe.mask);
+            self.next_eviction();
+            pending += p;
+            if meets::<W>(m, first, from, pending) {
+                self.cells.dec_run_wrapping(ops, from, pending);
+                (from, pending) = (self.cursor, 0);
+            }
+            ops.assign(self.cells.block_mut(probe.block), probe.mask, self.max);
+            if let Some(out) = out.as_deref_mut() {
+                out[i] = duplicate;
+            }
+        }
+        self.cells.dec_run_wrapping(ops, from, pending);
     }
 
     /// Item `h`'s query with `ops`'s kernels.
@@ -842,6 +898,19 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
             .sum();
         sum / blocks.len() as f64
     }
+}
+
+/// Whether the block whose first cell is `first` meets the `pending` cells
+/// from `from` (wrapping past the last of `m` cells): a function, not a
+/// closure, so that it inlines into the hot loop.
+#[inline(always)]
+fn meets<W: Width>(m: usize, first: usize, from: usize, pending: usize) -> bool {
+    let d = if first >= from {
+        first - from
+    } else {
+        first + m - from
+    };
+    pending > 0 && (d < pending || d + W::CELLS > m)
 }
 
 /// [`StableBloom::observe_hash`] as one [`Body`]: the whole item inlined

@@ -38,7 +38,7 @@ static SPREAD: Block = {
     Block(b)
 };
 
-/// Bits `lo..hi` of a word (`lo <= hi <= 64`).
+/// Bits `lo..hi` of a word (`lo, hi <= 64`; none when `lo >= hi`).
 #[inline(always)]
 fn range(lo: usize, hi: usize) -> u64 {
     let upto = |n: usize| if n >= 64 { u64::MAX } else { (1 << n) - 1 };
@@ -216,6 +216,10 @@ impl Vector for Avx512 {
     }
     #[inline(always)]
     fn window(self, lo: usize, hi: usize) -> u64 {
+        range(lo, hi)
+    }
+    #[inline(always)]
+    fn span(self, lo: usize, hi: usize) -> u64 {
         range(lo, hi)
     }
     #[inline(always)]
