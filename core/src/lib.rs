@@ -83,6 +83,7 @@ pub mod analysis;
 mod error;
 mod filter;
 mod filters;
+mod search;
 pub mod hash;
 pub mod rng;
 pub mod store;

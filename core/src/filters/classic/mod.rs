@@ -91,31 +91,13 @@ impl ClassicParams {
         let mut best: Option<ClassicParams> = None;
         for k in 1..=32 {
             let fpr = |blocks: usize| blocked_fpr(blocks, k, n as f64);
-            // Double until the target is met, then bisect.
-            let mut hi = 1usize;
-            while fpr(hi) > target_fpr {
-                if hi > max_blocks / 2 {
-                    return Err(Error::param(
-                        "target_fpr",
-                        target_fpr,
-                        "reachable with at most usize::MAX bits",
-                    ));
-                }
-                hi *= 2;
-            }
-            let mut lo = hi / 2 + 1;
-            if hi == 1 {
-                lo = 1;
-            }
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if fpr(mid) <= target_fpr {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            let cells = hi * B;
+            let blocks = crate::search::first_doubling(1, max_blocks, |b| fpr(b) <= target_fpr)
+                .ok_or(Error::param(
+                    "target_fpr",
+                    target_fpr,
+                    "reachable with at most usize::MAX bits",
+                ))?;
+            let cells = blocks * B;
             if best.is_none_or(|b| cells < b.cells) {
                 best = Some(ClassicParams { cells, k });
             }

@@ -122,15 +122,9 @@ impl<P: Policy + Default> SpectralParams<P> {
             Ok(g) => g.total() <= blocks,
             Err(_) => policy.plan(counters).is_err(),
         };
-        let (mut lo, mut hi) = (0usize, blocks.saturating_mul(W::CELLS));
-        while lo < hi {
-            let mid = lo + (hi - lo).div_ceil(2);
-            if fits(mid) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
+        // The largest budget that fits: one less than the first that does not.
+        let most = blocks.saturating_mul(W::CELLS);
+        let counters = crate::search::first(1, most, |c| !fits(c)).map_or(most, |c| c - 1);
         let too_small = || {
             Error::param(
                 "memory_bytes",
@@ -138,10 +132,10 @@ impl<P: Policy + Default> SpectralParams<P> {
                 "enough for the policy's smallest filter: one 64-byte block, two for Recurring Minimum",
             )
         };
-        if lo == 0 {
+        if counters == 0 {
             return Err(too_small());
         }
-        let geo = plan_geometry::<P, W>(&policy, lo, 1).map_err(|_| too_small())?;
+        let geo = plan_geometry::<P, W>(&policy, counters, 1).map_err(|_| too_small())?;
         let mut best = (f64::INFINITY, 1);
         for k in 1..=W::CELLS as u32 {
             if geo.primary * W::CELLS <= k as usize {
@@ -153,7 +147,7 @@ impl<P: Policy + Default> SpectralParams<P> {
             }
         }
         Ok(SpectralParams {
-            counters: lo,
+            counters,
             k: best.1,
             policy,
         })
@@ -200,25 +194,10 @@ fn smallest_primary<W: Counter>(n: u64, target: f64) -> Result<(usize, u32)> {
         // Only fewer blocks than the best so far improve on it (a tie goes
         // to the smaller `k`, already found).
         let most = best.map_or(max_blocks, |(b, _)| b - 1);
-        if most < fewest || !meets(most) {
-            continue;
+        // The error falls as blocks grow (the loads of the blocks fall).
+        if let Some(b) = crate::search::first_doubling(fewest, most, meets) {
+            best = Some((b, k));
         }
-        // The error falls as blocks grow (the loads of the blocks fall), so
-        // double up to the target, then bisect.
-        let (mut lo, mut hi) = (fewest, fewest);
-        while !meets(hi) {
-            lo = hi + 1;
-            hi = hi.saturating_mul(2).min(most);
-        }
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if meets(mid) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        best = Some((hi, k));
     }
     best.ok_or(Error::param("target_error", target, UNREACHABLE))
 }
@@ -236,20 +215,9 @@ fn budget_for<P: Policy, W: Counter>(policy: &P, blocks: usize, k: u32) -> Resul
     };
     let unreachable = || Error::param("counters", blocks.saturating_mul(W::CELLS), UNREACHABLE);
     // The primary is at most the budget, so the budget is at least this.
-    let mut lo = (blocks - 1).checked_mul(W::CELLS).ok_or_else(unreachable)? + 1;
-    let mut hi = lo;
-    while primary_blocks(hi) < blocks {
-        lo = hi + 1;
-        hi = hi.checked_mul(2).ok_or_else(unreachable)?;
-    }
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if primary_blocks(mid) >= blocks {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
+    let lo = (blocks - 1).checked_mul(W::CELLS).ok_or_else(unreachable)? + 1;
+    let hi = crate::search::first_doubling(lo, usize::MAX, |c| primary_blocks(c) >= blocks)
+        .ok_or_else(unreachable)?;
     let geo = plan_geometry::<P, W>(policy, hi, k)?;
     let whole = geo.total().saturating_mul(W::CELLS);
     Ok(match plan_geometry::<P, W>(policy, whole, k) {

@@ -186,23 +186,12 @@ impl StableParams {
             blocked_fpr(params.eviction, m, W::CELLS, params.k, p, params.max())
                 .is_ok_and(|fpr| fpr <= target_fpr)
         };
-        if !meets(m) {
-            return Err(Error::param(
-                "target_fpr",
-                target_fpr,
-                "reachable with these cells, d and K (at P = m)",
-            ));
-        }
-        let (mut lo, mut hi) = (1usize, m);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if meets(mid) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        Ok(StableParams { p: lo, ..self })
+        let p = crate::search::first(1, m, meets).ok_or(Error::param(
+            "target_fpr",
+            target_fpr,
+            "reachable with these cells, d and K (at P = m)",
+        ))?;
+        Ok(StableParams { p, ..self })
     }
 
     /// Plans a filter of width `W` in `memory_bytes` bytes (rounded down to
