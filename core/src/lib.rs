@@ -83,9 +83,9 @@ pub mod analysis;
 mod error;
 mod filter;
 mod filters;
-mod search;
 pub mod hash;
 pub mod rng;
+mod search;
 pub mod store;
 
 pub use error::{Error, Result, Value};

@@ -20,6 +20,7 @@
 //! or subtract of two bits whose carry or borrow out saturates, a compare
 //! for `max`, then a blend into the selected cells.
 
+use crate::arch::generic::Op;
 use crate::{Block, Mask, MinCount, Width};
 
 /// The low bit of every cell of a word of `W`'s cells.
@@ -154,15 +155,6 @@ fn operand<W: Width>(v: u32) -> (u64, u64) {
     // All ones where the bit is set: `0 - 1`.
     let (l, h) = (u64::from(v & 1), u64::from(v >> 1 & 1));
     (l.wrapping_neg() & low::<W>(), h.wrapping_neg() & low::<W>())
-}
-
-/// A select-then-update kernel.
-#[derive(Clone, Copy)]
-enum Op {
-    Max,
-    Assign,
-    Add,
-    Sub,
 }
 
 /// Each selected cell `c` becomes `op(c, min(v, W::MAX))`, saturating.

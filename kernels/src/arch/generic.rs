@@ -330,9 +330,10 @@ pub(crate) fn min_count<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask)
     MinCount { min, count }
 }
 
-/// A select-then-update kernel.
+/// A select-then-update kernel (the word-sliced kernels of `bits` run the
+/// same four).
 #[derive(Clone, Copy)]
-enum Op {
+pub(crate) enum Op {
     Max,
     Assign,
     Add,

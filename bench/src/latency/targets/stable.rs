@@ -6,8 +6,9 @@ use std::hint::black_box;
 use streambloom::stable::{Eviction, StableBloom, StableParams};
 use streambloom::{Isa, W8};
 
-use super::super::sampler::{BATCH, SEED};
+use super::super::sampler::{Plan, BATCH, SEED};
 use super::{Target, K};
+use crate::stats::Summary;
 
 /// The Stable Bloom filter targets.
 pub fn targets() -> Vec<Target> {
@@ -29,13 +30,7 @@ pub fn targets() -> Vec<Target> {
                     16 items ahead",
             per_isa: true,
             run: |bytes, isa, plan| {
-                let mut f = stable(bytes, isa, Eviction::Random)?;
-                let mut out = [false; BATCH];
-                plan.measure_batches(bytes, |batch| {
-                    // Equal lengths: the call cannot fail.
-                    let _ = f.observe_batch_hash(batch, &mut out);
-                    black_box(&out);
-                })
+                observe_batches(stable(bytes, isa, Eviction::Random)?, bytes, plan)
             },
         },
         Target {
@@ -53,13 +48,7 @@ pub fn targets() -> Vec<Target> {
                     decrements made in one pass",
             per_isa: true,
             run: |bytes, isa, plan| {
-                let mut f = stable(bytes, isa, Eviction::Sweep)?;
-                let mut out = [false; BATCH];
-                plan.measure_batches(bytes, |batch| {
-                    // Equal lengths: the call cannot fail.
-                    let _ = f.observe_batch_hash(batch, &mut out);
-                    black_box(&out);
-                })
+                observe_batches(stable(bytes, isa, Eviction::Sweep)?, bytes, plan)
             },
         },
         Target {
@@ -73,6 +62,16 @@ pub fn targets() -> Vec<Target> {
             },
         },
     ]
+}
+
+/// Measures `f.observe_batch_hash` over batches of [`BATCH`] items.
+fn observe_batches(mut f: StableBloom<W8>, bytes: usize, plan: &Plan) -> Result<Summary, String> {
+    let mut out = [false; BATCH];
+    plan.measure_batches(bytes, |batch| {
+        // Equal lengths: the call cannot fail.
+        let _ = f.observe_batch_hash(batch, &mut out);
+        black_box(&out);
+    })
 }
 
 /// [`stable`] with random eviction after `8·m/P` items, enough for every
