@@ -57,21 +57,19 @@ pub(crate) fn hash_into<'b, H: BuildHasher, K: Hash>(
 macro_rules! batch {
     ($n:expr, $prefetching:expr, |$p:ident| $prefetch:expr, |$i:ident| $op:expr) => {{
         let n: usize = $n;
-        if $prefetching {
-            for $p in 0..n.min($crate::store::LOOKAHEAD) {
+        // One loop, so the body is compiled once (a loop per case doubled
+        // the largest functions of the crate and their build time); the
+        // test on `ahead` is the same for every item, so it predicts.
+        let ahead = if $prefetching { $crate::store::LOOKAHEAD } else { 0 };
+        for $p in 0..n.min(ahead) {
+            $prefetch;
+        }
+        for $i in 0..n {
+            if ahead != 0 && $i + ahead < n {
+                let $p = $i + ahead;
                 $prefetch;
             }
-            for $i in 0..n {
-                if $i + $crate::store::LOOKAHEAD < n {
-                    let $p = $i + $crate::store::LOOKAHEAD;
-                    $prefetch;
-                }
-                $op;
-            }
-        } else {
-            for $i in 0..n {
-                $op;
-            }
+            $op;
         }
     }};
 }

@@ -240,11 +240,19 @@ impl Engine {
     }
 
     /// Runs `body` with this engine's backend: one branch on the ISA, then
-    /// the body compiled for that ISA, with its kernels inlined.
+    /// a call to the body compiled for that ISA, with its kernels inlined.
+    ///
+    /// Every backend's body is a function of its own, never inlined here:
+    /// a caller then holds one branch and a call, not a copy of the body
+    /// per backend, and the optimizer's cost, which grows faster than a
+    /// function's size, stays that of one body (with the portable and scalar
+    /// bodies inlined, the core's test build took 20 minutes, most of it
+    /// in the Recurring Minimum bodies). The call is one per operation or
+    /// batch, as the `#[target_feature]` backends always had.
     #[inline]
     pub fn run<Bd: Body>(self, body: Bd) -> Bd::Output {
         match self.isa {
-            Isa::Portable => body.run(Portable(())),
+            Isa::Portable => run_portable(body),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Engine::new` and `Isa::detect` only give out
             // available ISAs, so this CPU runs AVX2.
@@ -253,10 +261,29 @@ impl Engine {
             // SAFETY: as above, this CPU runs AVX-512 F and BW.
             Isa::Avx512 => unsafe { run_avx512(body) },
             #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
-            Isa::Neon => body.run(Neon(())),
-            _ => body.run(Scalar(())),
+            Isa::Neon => run_neon(body),
+            _ => run_scalar(body),
         }
     }
+}
+
+/// [`Body::run`] on the scalar reference kernels.
+#[inline(never)]
+fn run_scalar<Bd: Body>(body: Bd) -> Bd::Output {
+    body.run(Scalar(()))
+}
+
+/// [`Body::run`] on the portable (`wide`) kernels.
+#[inline(never)]
+fn run_portable<Bd: Body>(body: Bd) -> Bd::Output {
+    body.run(Portable(()))
+}
+
+/// [`Body::run`] on the NEON kernels.
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+#[inline(never)]
+fn run_neon<Bd: Body>(body: Bd) -> Bd::Output {
+    body.run(Neon(()))
 }
 
 /// [`Body::run`] compiled for AVX2.
