@@ -60,7 +60,11 @@ macro_rules! batch {
         // One loop, so the body is compiled once (a loop per case doubled
         // the largest functions of the crate and their build time); the
         // test on `ahead` is the same for every item, so it predicts.
-        let ahead = if $prefetching { $crate::store::LOOKAHEAD } else { 0 };
+        let ahead = if $prefetching {
+            $crate::store::LOOKAHEAD
+        } else {
+            0
+        };
         for $p in 0..n.min(ahead) {
             $prefetch;
         }

@@ -327,8 +327,9 @@ mod tests {
         }
     }
 
-    /// `--target`, `--isa` and `--sizes` select exactly the jobs asked for;
-    /// targets that run no kernel stay in whatever `--isa` says.
+    /// `--target` (a part of a name selects every target it is part of),
+    /// `--isa` and `--sizes` select exactly the jobs asked for; targets that
+    /// run no kernel stay in whatever `--isa` says.
     #[test]
     fn selection_narrows_the_jobs() {
         let (a, _) =
@@ -343,7 +344,8 @@ mod tests {
             jobs,
             [
                 ("line-rmw", None, 16 << 10),
-                ("stable-sweep", Some(Isa::Scalar), 16 << 10)
+                ("stable-sweep", Some(Isa::Scalar), 16 << 10),
+                ("stable-sweep-batch", Some(Isa::Scalar), 16 << 10)
             ]
         );
         let (a, _) = parse("streambloom-bench latency --quick").unwrap();

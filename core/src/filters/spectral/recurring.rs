@@ -103,7 +103,38 @@ pub struct RecurringMinimum {
     secondary: Option<usize>,
     marker_bits: usize,
     #[cfg(feature = "alloc")]
-    traps: Option<BTreeMap<usize, u64>>,
+    traps: Option<Traps>,
+}
+
+/// Trapping's traps (§3.3.1): the item that last trapped each primary
+/// counter, by the counter's id.
+///
+/// Its methods are kept out of line on purpose: a map's code is large and
+/// runs no kernel, and inlined into every Recurring Minimum update (one per
+/// backend, width and operation) it made most of the crate's build time.
+#[cfg(feature = "alloc")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Traps(BTreeMap<usize, u64>);
+
+#[cfg(feature = "alloc")]
+impl Traps {
+    /// Removes counter `id`'s trap and returns the item it held.
+    #[inline(never)]
+    fn take(&mut self, id: usize) -> Option<u64> {
+        self.0.remove(&id)
+    }
+
+    /// Sets a trap on counter `id` for item `h`.
+    #[inline(never)]
+    fn set(&mut self, id: usize, h: u64) {
+        self.0.insert(id, h);
+    }
+
+    /// Removes every trap.
+    #[inline(never)]
+    fn clear(&mut self) {
+        self.0.clear();
+    }
 }
 
 impl RecurringMinimum {
@@ -153,7 +184,7 @@ impl RecurringMinimum {
     #[cfg(feature = "alloc")]
     #[must_use]
     pub fn with_trapping(mut self) -> RecurringMinimum {
-        self.traps = Some(BTreeMap::new());
+        self.traps = Some(Traps::default());
         self
     }
 
@@ -211,13 +242,7 @@ impl RecurringMinimum {
 
     #[cfg(feature = "alloc")]
     #[inline(always)]
-    fn trap_insert<C: CountersMut>(
-        traps: &mut BTreeMap<usize, u64>,
-        marker: bool,
-        c: &mut C,
-        h: u64,
-        r: u32,
-    ) {
+    fn trap_insert<C: CountersMut>(traps: &mut Traps, marker: bool, c: &mut C, h: u64, r: u32) {
         let before = c.min_count(Table::Primary, h);
         c.add(Table::Primary, h, r);
         let m = before.min.saturating_add(r);
@@ -226,7 +251,7 @@ impl RecurringMinimum {
         let cells = &cells[..n];
         if before.count >= 2 {
             for &(id, _) in cells {
-                let Some(victim) = traps.remove(&id) else {
+                let Some(victim) = traps.take(id) else {
                     continue;
                 };
                 if victim == h {
@@ -240,7 +265,7 @@ impl RecurringMinimum {
             return;
         }
         if let Some(&(id, _)) = cells.iter().find(|&&(_, value)| value == m) {
-            traps.insert(id, h);
+            traps.set(id, h);
         }
         c.add(Table::Secondary, h, m);
         c.sub(Table::Primary, h, m);
