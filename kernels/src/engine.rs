@@ -267,38 +267,77 @@ impl Engine {
     }
 }
 
-/// [`Body::run`] on the scalar reference kernels.
-#[inline(never)]
-fn run_scalar<Bd: Body>(body: Bd) -> Bd::Output {
-    body.run(Scalar(()))
-}
+// Each backend's bodies are defined in a module of their own: rustc puts
+// the instances of a generic function in the codegen unit of the module that
+// defines it, so one module per backend lets the optimizer work on the
+// backends' bodies in parallel (in one module they formed one unit, built on
+// one core while the others idled).
 
-/// [`Body::run`] on the portable (`wide`) kernels.
-#[inline(never)]
-fn run_portable<Bd: Body>(body: Bd) -> Bd::Output {
-    body.run(Portable(()))
-}
+/// The scalar backend's bodies.
+mod scalar_bodies {
+    use super::{Body, Scalar};
 
-/// [`Body::run`] on the NEON kernels.
+    /// [`Body::run`] on the scalar reference kernels.
+    #[inline(never)]
+    pub(super) fn run_scalar<Bd: Body>(body: Bd) -> Bd::Output {
+        body.run(Scalar(()))
+    }
+}
+use scalar_bodies::run_scalar;
+
+/// The portable backend's bodies.
+mod portable_bodies {
+    use super::{Body, Portable};
+
+    /// [`Body::run`] on the portable (`wide`) kernels.
+    #[inline(never)]
+    pub(super) fn run_portable<Bd: Body>(body: Bd) -> Bd::Output {
+        body.run(Portable(()))
+    }
+}
+use portable_bodies::run_portable;
+
+/// The NEON backend's bodies.
 #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
-#[inline(never)]
-fn run_neon<Bd: Body>(body: Bd) -> Bd::Output {
-    body.run(Neon(()))
-}
+mod neon_bodies {
+    use super::{Body, Neon};
 
-/// [`Body::run`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn run_avx2<Bd: Body>(body: Bd) -> Bd::Output {
-    body.run(Avx2(()))
+    /// [`Body::run`] on the NEON kernels.
+    #[inline(never)]
+    pub(super) fn run_neon<Bd: Body>(body: Bd) -> Bd::Output {
+        body.run(Neon(()))
+    }
 }
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+use neon_bodies::run_neon;
 
-/// [`Body::run`] compiled for AVX-512 F+BW.
+/// The AVX2 backend's bodies.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx512f,avx512bw")]
-fn run_avx512<Bd: Body>(body: Bd) -> Bd::Output {
-    body.run(Avx512(()))
+mod avx2_bodies {
+    use super::{Avx2, Body};
+
+    /// [`Body::run`] compiled for AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn run_avx2<Bd: Body>(body: Bd) -> Bd::Output {
+        body.run(Avx2(()))
+    }
 }
+#[cfg(target_arch = "x86_64")]
+use avx2_bodies::run_avx2;
+
+/// The AVX-512 backend's bodies.
+#[cfg(target_arch = "x86_64")]
+mod avx512_bodies {
+    use super::{Avx512, Body};
+
+    /// [`Body::run`] compiled for AVX-512 F+BW.
+    #[target_feature(enable = "avx2,avx512f,avx512bw")]
+    pub(super) fn run_avx512<Bd: Body>(body: Bd) -> Bd::Output {
+        body.run(Avx512(()))
+    }
+}
+#[cfg(target_arch = "x86_64")]
+use avx512_bodies::run_avx512;
 
 /// The kernels of one width over backend `B`, with the signatures of
 /// [`crate::Kernels`]: what a [`Body`] calls.
