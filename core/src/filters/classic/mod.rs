@@ -45,6 +45,7 @@ use crate::hash::{self, DefaultHasher, Placement};
 use crate::store::{self, Cells, DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, Width, W1};
 use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
 use streambloom_kernels::{prefetch, Backend, Body, Ops};
 
 /// Cells (bits) per block.
@@ -415,13 +416,13 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
             engine.run(InsertOne {
                 filter: self,
                 h,
-                place: ByWords,
+                place: PhantomData::<ByWords>,
             })
         } else {
             engine.run(InsertOne {
                 filter: self,
                 h,
-                place: ByCells,
+                place: PhantomData::<ByCells>,
             })
         }
     }
@@ -441,13 +442,13 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
             engine.run(ContainsOne {
                 filter: self,
                 h,
-                place: ByWords,
+                place: PhantomData::<ByWords>,
             })
         } else {
             engine.run(ContainsOne {
                 filter: self,
                 h,
-                place: ByCells,
+                place: PhantomData::<ByCells>,
             })
         }
     }
@@ -468,13 +469,13 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
             engine.run(InsertBatch {
                 filter: self,
                 hashes,
-                place: ByWords,
+                place: PhantomData::<ByWords>,
             });
         } else {
             engine.run(InsertBatch {
                 filter: self,
                 hashes,
-                place: ByCells,
+                place: PhantomData::<ByCells>,
             });
         }
     }
@@ -497,14 +498,14 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
                 filter: self,
                 hashes,
                 found,
-                place: ByWords,
+                place: PhantomData::<ByWords>,
             });
         } else {
             engine.run(ContainsBatch {
                 filter: self,
                 hashes,
                 found,
-                place: ByCells,
+                place: PhantomData::<ByCells>,
             });
         }
         Ok(())
@@ -708,14 +709,13 @@ impl Place for ByCells {
 struct InsertOne<'a, S, H, P> {
     filter: &'a mut Classic<S, H>,
     h: u64,
-    place: P,
+    place: PhantomData<P>,
 }
 
 impl<S: Storage, H: BuildHasher, P: Place> Body for InsertOne<'_, S, H, P> {
     type Output = bool;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> bool {
-        let _ = self.place;
         self.filter.insert_with::<P, B>(Ops::new(backend), self.h)
     }
 }
@@ -724,14 +724,13 @@ impl<S: Storage, H: BuildHasher, P: Place> Body for InsertOne<'_, S, H, P> {
 struct ContainsOne<'a, S, H, P> {
     filter: &'a Classic<S, H>,
     h: u64,
-    place: P,
+    place: PhantomData<P>,
 }
 
 impl<S: Storage, H: BuildHasher, P: Place> Body for ContainsOne<'_, S, H, P> {
     type Output = bool;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> bool {
-        let _ = self.place;
         self.filter.contains_with::<P, B>(Ops::new(backend), self.h)
     }
 }
@@ -740,7 +739,7 @@ impl<S: Storage, H: BuildHasher, P: Place> Body for ContainsOne<'_, S, H, P> {
 struct InsertBatch<'a, S, H, P> {
     filter: &'a mut Classic<S, H>,
     hashes: &'a [u64],
-    place: P,
+    place: PhantomData<P>,
 }
 
 impl<S: Storage, H: BuildHasher, P: Place> Body for InsertBatch<'_, S, H, P> {
@@ -748,7 +747,6 @@ impl<S: Storage, H: BuildHasher, P: Place> Body for InsertBatch<'_, S, H, P> {
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let (ops, f, hashes) = (Ops::new(backend), self.filter, self.hashes);
-        let _ = self.place;
         crate::filter::batch!(
             hashes.len(),
             f.cells.prefetching(),
@@ -765,7 +763,7 @@ struct ContainsBatch<'a, S, H, P> {
     filter: &'a Classic<S, H>,
     hashes: &'a [u64],
     found: &'a mut [bool],
-    place: P,
+    place: PhantomData<P>,
 }
 
 impl<S: Storage, H: BuildHasher, P: Place> Body for ContainsBatch<'_, S, H, P> {
@@ -773,7 +771,6 @@ impl<S: Storage, H: BuildHasher, P: Place> Body for ContainsBatch<'_, S, H, P> {
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let (ops, f, hashes, found) = (Ops::new(backend), self.filter, self.hashes, self.found);
-        let _ = self.place;
         crate::filter::batch!(
             hashes.len(),
             f.cells.prefetching(),
