@@ -51,29 +51,36 @@ pub(crate) fn hash_into<'b, H: BuildHasher, K: Hash>(
 /// `batch!(n, prefetching, |i| prefetch, |i| op)` runs `op` for each item
 /// `i < n` in order, and, when `prefetching` (a filter of at least
 /// [`PREFETCH_MIN_BYTES`](crate::store::PREFETCH_MIN_BYTES)), `prefetch`
-/// [`LOOKAHEAD`](crate::store::LOOKAHEAD) items ahead, so the cache misses
+/// one to two chunks of [`LOOKAHEAD`](crate::store::LOOKAHEAD) items ahead,
+/// so the cache misses
 /// of a batch overlap. Prefetches change nothing, so the batch equals the
 /// items one by one.
 macro_rules! batch {
     ($n:expr, $prefetching:expr, |$p:ident| $prefetch:expr, |$i:ident| $op:expr) => {{
         let n: usize = $n;
-        // One loop, so the body is compiled once (a loop per case doubled
-        // the largest functions of the crate and their build time); the
-        // test on `ahead` is the same for every item, so it predicts.
-        let ahead = if $prefetching {
+        // Chunks of LOOKAHEAD items: prefetch the next chunk, then run the
+        // current one. Each body is written once (a loop per case doubled
+        // the crate's largest functions and their build time) and the item
+        // loop has no test in it (a per-item test cost up to 14 % at 1 MiB).
+        // A chunk's items were prefetched between one and two chunks ahead.
+        let step = if $prefetching {
             $crate::store::LOOKAHEAD
         } else {
-            0
+            n
         };
-        for $p in 0..n.min(ahead) {
-            $prefetch;
-        }
-        for $i in 0..n {
-            if ahead != 0 && $i + ahead < n {
-                let $p = $i + ahead;
+        let mut fetched = if $prefetching { 0 } else { n };
+        let mut start = 0;
+        while start < n {
+            let end = n.min(start + step);
+            let ahead = n.min(end + step);
+            for $p in fetched..ahead {
                 $prefetch;
             }
-            $op;
+            fetched = ahead;
+            for $i in start..end {
+                $op;
+            }
+            start = end;
         }
     }};
 }
@@ -148,3 +155,45 @@ macro_rules! keyed {
     };
 }
 pub(crate) use keyed;
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::vec::Vec;
+
+    /// What `batch!` did: `(true, i)` for a prefetch of item `i`, `(false, i)`
+    /// for its operation.
+    fn trace(n: usize, prefetching: bool) -> Vec<(bool, usize)> {
+        let mut log = Vec::new();
+        batch!(n, prefetching, |p| log.push((true, p)), |i| log.push((false, i)));
+        log
+    }
+
+    /// Every item's operation runs once, in order; with prefetching every
+    /// item is prefetched once, before its operation and at most two chunks
+    /// ahead of it, and without it never.
+    #[test]
+    fn batch_runs_in_order_and_prefetches_each_item_once_ahead() {
+        let chunk = crate::store::LOOKAHEAD;
+        for n in (0..5 * chunk).chain([1000]) {
+            for prefetching in [false, true] {
+                let log = trace(n, prefetching);
+                let ops: Vec<usize> = log.iter().filter(|e| !e.0).map(|e| e.1).collect();
+                assert_eq!(ops, (0..n).collect::<Vec<_>>(), "n {n}");
+                let fetched: Vec<usize> = log.iter().filter(|e| e.0).map(|e| e.1).collect();
+                if !prefetching {
+                    assert!(fetched.is_empty());
+                    continue;
+                }
+                assert_eq!(fetched, (0..n).collect::<Vec<_>>(), "n {n}");
+                for i in 0..n {
+                    let at = |e| log.iter().position(|x| *x == e).unwrap();
+                    let (fetch, op) = (at((true, i)), at((false, i)));
+                    assert!(fetch < op, "n {n}: item {i} used before its prefetch");
+                    let ops_between = log[fetch..op].iter().filter(|e| !e.0).count();
+                    assert!(ops_between <= 2 * chunk, "n {n}: item {i} {ops_between} ahead");
+                }
+            }
+        }
+    }
+}

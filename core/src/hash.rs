@@ -584,6 +584,46 @@ pub fn probe_with<W: Width>(placement: Placement, h: u64, blocks: usize, k: u32)
     }
 }
 
+/// [`Placement::cells`] as the filters call it: `placement` is their
+/// constant `own` outside tests, and a run-time value in them (the
+/// placement comparisons set others).
+#[cfg(not(test))]
+#[inline(always)]
+pub(crate) fn placed_cells<W: Width>(
+    _own: Placement,
+    placement: Placement,
+    h: u64,
+    k: u32,
+) -> W::Mask {
+    placement.cells::<W>(h, k)
+}
+
+/// In tests only the filter's own placement is inlined and any other runs
+/// out of line: inlining all five schemes into every probe of every hot
+/// loop made the core's test build several times larger, and slower to
+/// build, than the code it tests.
+#[cfg(test)]
+#[inline(always)]
+pub(crate) fn placed_cells<W: Width>(
+    own: Placement,
+    placement: Placement,
+    h: u64,
+    k: u32,
+) -> W::Mask {
+    if placement == own {
+        own.cells::<W>(h, k)
+    } else {
+        other_cells::<W>(placement, h, k)
+    }
+}
+
+/// A placement other than the filter's own, out of line (tests only).
+#[cfg(test)]
+#[inline(never)]
+fn other_cells<W: Width>(placement: Placement, h: u64, k: u32) -> W::Mask {
+    placement.cells::<W>(h, k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,8 +16,10 @@ use crate::{Error, Result};
 use streambloom_kernels::set_cell;
 use streambloom_kernels::{cell, Backend, Block, Engine, Isa, Kernels, Ops, Width};
 
-/// How many items the `*_batch` operations prefetch ahead of the one they
-/// work on: enough to cover a DRAM miss (~100 ns) at a few ns per item.
+/// The chunk of the `*_batch` operations' prefetch: they prefetch a chunk
+/// of this many items, then work on the one before it, so an item is
+/// prefetched one to two chunks ahead: enough to cover a DRAM miss
+/// (~100 ns) at a few ns per item.
 /// Chosen by that arithmetic, not by a sweep of values; what prefetching
 /// buys at 64 MiB (batch against item by item, e.g. 18 against 70 ns per
 /// Classic insert) is in the README's per-filter tables.

@@ -701,7 +701,7 @@ struct ByCells;
 impl Place for ByCells {
     #[inline(always)]
     fn mask<B: Backend>(_: Ops<W1, B>, placement: Placement, h: u64, k: u32) -> [u64; 8] {
-        placement.cells::<W1>(h, k)
+        hash::placed_cells::<W1>(PLACEMENT, placement, h, k)
     }
 }
 

@@ -146,31 +146,31 @@ impl Geometry {
         PLACEMENT
     }
 
+    /// Item `h`'s cells in a region of `blocks` blocks (block numbers
+    /// from the region's start).
+    #[inline(always)]
+    fn probe_in<W: Width>(&self, h: u64, blocks: usize) -> Probe<W> {
+        Probe {
+            block: hash::block_of(h, blocks),
+            mask: hash::placed_cells::<W>(PLACEMENT, self.placement(), h, self.k),
+        }
+    }
+
     #[inline(always)]
     fn primary<W: Counter>(&self, h: u64) -> Probe<W> {
-        hash::probe_with::<W>(self.placement(), h, self.primary, self.k)
+        self.probe_in::<W>(h, self.primary)
     }
 
     #[inline(always)]
     fn secondary<W: Counter>(&self, h: u64) -> Probe<W> {
-        let mut p = hash::probe_with::<W>(
-            self.placement(),
-            mix64(h ^ SECONDARY_SALT),
-            self.secondary,
-            self.k,
-        );
+        let mut p = self.probe_in::<W>(mix64(h ^ SECONDARY_SALT), self.secondary);
         p.block += self.primary;
         p
     }
 
     #[inline(always)]
     fn marker(&self, h: u64) -> Probe<W1> {
-        let mut p = hash::probe_with::<W1>(
-            self.placement(),
-            mix64(h ^ MARKER_SALT),
-            self.marker,
-            self.k,
-        );
+        let mut p = self.probe_in::<W1>(mix64(h ^ MARKER_SALT), self.marker);
         p.block += self.primary + self.secondary;
         p
     }

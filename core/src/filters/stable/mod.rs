@@ -520,7 +520,11 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// Where item `h` lives.
     #[inline(always)]
     fn probe(&self, h: u64) -> hash::Probe<W> {
-        hash::probe_with::<W>(self.placement(), h, self.cells.block_count(), self.params.k)
+        let k = self.params.k;
+        hash::Probe {
+            block: hash::block_of(h, self.cells.block_count()),
+            mask: hash::placed_cells::<W>(PLACEMENT, self.placement(), h, k),
+        }
     }
 
     /// Prefetches the block of item `h`.
