@@ -6,7 +6,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::Duration;
 use streambloom::spectral::{
-    MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral, SpectralParams,
+    Blocked, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral, SpectralParams,
 };
 use streambloom::{hash::mix64, Isa, W32};
 
@@ -24,7 +24,8 @@ fn policy<P: Policy + Default>(c: &mut Criterion, keys: &[u64]) {
         ("64MiB", 64 << 20),
     ] {
         for isa in [Isa::Scalar, Isa::detect()] {
-            let Ok(mut f) = Spectral::<P, W32>::new(SpectralParams::new(bytes / 4, 5), 1) else {
+            let Ok(mut f) = Spectral::<P, Blocked<W32>>::new(SpectralParams::new(bytes / 4, 5), 1)
+            else {
                 continue;
             };
             if f.set_isa(isa).is_err() {

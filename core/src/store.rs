@@ -327,7 +327,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "Miri does not model a failing allocator")]
     fn constructors_past_memory_are_errors() {
-        use crate::spectral::{MinimumSelection, Spectral};
+        use crate::spectral::{Blocked, MinimumSelection, Spectral};
         use crate::stable::{Eviction, StableBloom, StableParams};
         let params = StableParams {
             cells: 1 << 63,
@@ -342,12 +342,14 @@ mod tests {
             Error::param("cells", 1usize << 63, TOO_LARGE)
         );
         assert_eq!(
-            Spectral::<MinimumSelection, W8>::new(SpectralParams::new(1 << 63, 4), 1).unwrap_err(),
+            Spectral::<MinimumSelection, Blocked<W8>>::new(SpectralParams::new(1 << 63, 4), 1)
+                .unwrap_err(),
             Error::param("counters", 1usize << 63, TOO_LARGE)
         );
         // 2^60 counters of 32 bits: 2^62 bytes, which the allocator refuses.
         assert_eq!(
-            Spectral::<MinimumSelection, W32>::new(SpectralParams::new(1 << 60, 4), 1).unwrap_err(),
+            Spectral::<MinimumSelection, Blocked<W32>>::new(SpectralParams::new(1 << 60, 4), 1)
+                .unwrap_err(),
             Error::Allocation { bytes: 1 << 62 }
         );
         // Whatever the planner makes of the largest budgets, building the

@@ -17,7 +17,8 @@
 use streambloom::classic::{Classic, ClassicParams};
 use streambloom::hash::{mix64, seeded_hasher};
 use streambloom::spectral::{
-    MinimalIncrease, MinimumSelection, RecurringMinimum, Removable, Spectral, SpectralParams,
+    Blocked, MinimalIncrease, MinimumSelection, RecurringMinimum, Removable, Spectral,
+    SpectralParams,
 };
 use streambloom::stable::{Eviction, StableBloom, StableParams};
 use streambloom::{Block, Error, Isa, Value, W16, W4, W8};
@@ -169,7 +170,11 @@ fn stable_random_restore_keeps_cells_and_restarts_the_prng() {
 }
 
 /// Inserts, removes and estimates `stream` on both filters alike.
-fn count_alike<P: Removable>(a: &mut Spectral<P, W16>, b: &mut Spectral<P, W16>, salt: u64) {
+fn count_alike<P: Removable>(
+    a: &mut Spectral<P, Blocked<W16>>,
+    b: &mut Spectral<P, Blocked<W16>>,
+    salt: u64,
+) {
     for (i, key) in keys(3000, salt).enumerate() {
         if i % 4 == 3 {
             a.remove(&key);
@@ -190,9 +195,10 @@ fn spectral_roundtrip<P: Removable>(policy: P) {
         policy,
     };
     let blocks = params.blocks::<W16>().unwrap();
-    let mut fresh = Spectral::<P, W16>::new(params.clone(), 21).unwrap();
+    let mut fresh = Spectral::<P, Blocked<W16>>::new(params.clone(), 21).unwrap();
     let mut f =
-        Spectral::<P, W16>::with_storage(params.clone(), dirty(blocks), seeded_hasher(21)).unwrap();
+        Spectral::<P, Blocked<W16>>::with_storage(params.clone(), dirty(blocks), seeded_hasher(21))
+            .unwrap();
     assert!(
         f == fresh,
         "{}: with_storage over dirty blocks is not empty",
@@ -200,9 +206,13 @@ fn spectral_roundtrip<P: Removable>(policy: P) {
     );
     assert_eq!(f.total(), 0);
     count_alike(&mut f, &mut fresh, 13);
-    let mut g =
-        Spectral::<P, W16>::restore(params, f.blocks().to_vec(), seeded_hasher(21), f.total())
-            .unwrap();
+    let mut g = Spectral::<P, Blocked<W16>>::restore(
+        params,
+        f.blocks().to_vec(),
+        seeded_hasher(21),
+        f.total(),
+    )
+    .unwrap();
     assert!(g == f, "{}: restore", P::NAME);
     assert_eq!(g.total(), f.total());
     count_alike(&mut g, &mut f, 14);
@@ -215,17 +225,17 @@ fn spectral_with_storage_zeroes_and_restore_adopts() {
     spectral_roundtrip(RecurringMinimum::new().with_marker(4096));
     // Minimal Increase has no removals: inserts and estimates only.
     let params = SpectralParams::<MinimalIncrease>::new(3000, 4);
-    let mut f = Spectral::<MinimalIncrease, W8>::with_storage(
+    let mut f = Spectral::<MinimalIncrease, Blocked<W8>>::with_storage(
         params.clone(),
         dirty(params.blocks::<W8>().unwrap()),
         seeded_hasher(2),
     )
     .unwrap();
-    assert!(f == Spectral::<MinimalIncrease, W8>::new(params.clone(), 2).unwrap());
+    assert!(f == Spectral::<MinimalIncrease, Blocked<W8>>::new(params.clone(), 2).unwrap());
     for key in keys(2000, 15) {
         f.insert(&key);
     }
-    let mut g = Spectral::<MinimalIncrease, W8>::restore(
+    let mut g = Spectral::<MinimalIncrease, Blocked<W8>>::restore(
         params,
         f.blocks().to_vec(),
         seeded_hasher(2),
@@ -287,7 +297,7 @@ fn restore_rejects_what_it_cannot_adopt() {
     );
     let params = SpectralParams::<MinimumSelection>::new(3000, 4);
     length(
-        Spectral::<_, W16>::restore(params, dirty(3), seeded_hasher(1), 0).unwrap_err(),
+        Spectral::<_, Blocked<W16>>::restore(params, dirty(3), seeded_hasher(1), 0).unwrap_err(),
         94,
         3,
     );
@@ -298,7 +308,7 @@ fn restore_rejects_what_it_cannot_adopt() {
     };
     // 63 primary and 32 secondary blocks of 16-bit counters, 2 marker blocks.
     length(
-        Spectral::<_, W16>::restore(rm, dirty(96), seeded_hasher(1), 0).unwrap_err(),
+        Spectral::<_, Blocked<W16>>::restore(rm, dirty(96), seeded_hasher(1), 0).unwrap_err(),
         97,
         96,
     );
@@ -385,7 +395,8 @@ fn every_error_says_what_was_given_and_what_is_allowed() {
     };
     says(e, &["`target_fpr`", "1.5", allowed]);
 
-    let mut f = Spectral::<MinimumSelection, W16>::new(SpectralParams::new(3000, 4), 1).unwrap();
+    let mut f =
+        Spectral::<MinimumSelection, Blocked<W16>>::new(SpectralParams::new(3000, 4), 1).unwrap();
     let e = f.estimate_batch(&[1u32, 2, 3], &mut [0; 2]).unwrap_err();
     assert_eq!(
         e,
@@ -397,7 +408,8 @@ fn every_error_says_what_was_given_and_what_is_allowed() {
     );
     says(e, &["`counts`", "2", "3"]);
 
-    let other = Spectral::<MinimumSelection, W16>::new(SpectralParams::new(3000, 4), 2).unwrap();
+    let other =
+        Spectral::<MinimumSelection, Blocked<W16>>::new(SpectralParams::new(3000, 4), 2).unwrap();
     let e = f.union(&other).unwrap_err();
     says(e, &["seeds"]);
 

@@ -18,7 +18,7 @@
 
 use streambloom::hash::mix64;
 use streambloom::spectral::{
-    MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral,
+    Blocked, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral,
 };
 use streambloom::stable::{Eviction, StableBloom, StableParams};
 use streambloom::{SpectralParams, W16, W4};
@@ -102,7 +102,7 @@ fn stable_bloom_takes_any_u64() {
 fn spectral_rate<P: Policy + Default>(place: impl Fn(u64) -> u64, n: u64, q: u64) -> (f64, f64) {
     let k = 5;
     let counters = (n as f64 * f64::from(k) / 0.7) as usize;
-    let mut f = Spectral::<P, W16>::new(SpectralParams::new(counters, k), 5).unwrap();
+    let mut f = Spectral::<P, Blocked<W16>>::new(SpectralParams::new(counters, k), 5).unwrap();
     let hashes: Vec<u64> = (0..n).filter(|i| i % 4 != 0).map(&place).collect();
     f.insert_batch_hash(&hashes);
     for i in (0..n).step_by(4) {
@@ -116,7 +116,7 @@ fn spectral_rate<P: Policy + Default>(place: impl Fn(u64) -> u64, n: u64, q: u64
         assert_eq!(f.at_least_hash(h, 1), c >= 1);
     }
     let hits = counts.iter().filter(|&&c| c > 0).count();
-    let nb = f.blocks().len() as f64 / 3.0;
+    let nb = f.store().blocks().len() as f64 / 3.0;
     (hits as f64 / q as f64, nb)
 }
 

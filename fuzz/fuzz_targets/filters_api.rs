@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use streambloom::analysis::spectral as analysis;
 use streambloom::analysis::stable::{blocked_fpr, stable_point};
 use streambloom::spectral::{
-    Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum, Removable,
+    Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum, Removable,
     SlidingWindow, Spectral, SpectralParams,
 };
 use streambloom::stable::{Eviction, StableBloom, StableParams};
@@ -318,9 +318,9 @@ trait Pol: Policy {
     const ONE_SIDED: bool;
     fn make(a: &Params) -> Self;
     /// Removes, if the policy can.
-    fn remove<W: Counter>(f: &mut Spectral<Self, W>, x: u16, r: u32) -> bool;
+    fn remove<W: Counter>(f: &mut Spectral<Self, Blocked<W>>, x: u16, r: u32) -> bool;
     /// Drives a sliding window, if the policy can have one.
-    fn window<W: Counter>(f: Spectral<Self, W>, i: &Input);
+    fn window<W: Counter>(f: Spectral<Self, Blocked<W>>, i: &Input);
 }
 
 impl Pol for MinimumSelection {
@@ -328,11 +328,11 @@ impl Pol for MinimumSelection {
     fn make(_: &Params) -> Self {
         MinimumSelection
     }
-    fn remove<W: Counter>(f: &mut Spectral<Self, W>, x: u16, r: u32) -> bool {
+    fn remove<W: Counter>(f: &mut Spectral<Self, Blocked<W>>, x: u16, r: u32) -> bool {
         f.remove_n(&x, r);
         true
     }
-    fn window<W: Counter>(f: Spectral<Self, W>, i: &Input) {
+    fn window<W: Counter>(f: Spectral<Self, Blocked<W>>, i: &Input) {
         window(f, i, true);
     }
 }
@@ -342,10 +342,10 @@ impl Pol for MinimalIncrease {
     fn make(_: &Params) -> Self {
         MinimalIncrease
     }
-    fn remove<W: Counter>(_: &mut Spectral<Self, W>, _: u16, _: u32) -> bool {
+    fn remove<W: Counter>(_: &mut Spectral<Self, Blocked<W>>, _: u16, _: u32) -> bool {
         false
     }
-    fn window<W: Counter>(_: Spectral<Self, W>, _: &Input) {}
+    fn window<W: Counter>(_: Spectral<Self, Blocked<W>>, _: &Input) {}
 }
 
 impl Pol for RecurringMinimum {
@@ -360,16 +360,16 @@ impl Pol for RecurringMinimum {
         }
         p
     }
-    fn remove<W: Counter>(f: &mut Spectral<Self, W>, x: u16, r: u32) -> bool {
+    fn remove<W: Counter>(f: &mut Spectral<Self, Blocked<W>>, x: u16, r: u32) -> bool {
         f.remove_n(&x, r);
         true
     }
-    fn window<W: Counter>(f: Spectral<Self, W>, i: &Input) {
+    fn window<W: Counter>(f: Spectral<Self, Blocked<W>>, i: &Input) {
         window(f, i, false);
     }
 }
 
-fn window<P: Removable, W: Counter>(f: Spectral<P, W>, i: &Input, one_sided: bool) {
+fn window<P: Removable, W: Counter>(f: Spectral<P, Blocked<W>>, i: &Input, one_sided: bool) {
     let w = SlidingWindow::new(f, i.a.window);
     assert_eq!(w.is_ok(), i.a.window >= 1);
     let Ok(mut w) = w else { return };
@@ -427,7 +427,7 @@ impl Model {
 fn spectral<P: Pol, W: Counter>(i: &Input) {
     let make = |p: &Params| {
         let (policy, counters, k) = (P::make(p), cap(p.cells), p.k);
-        let f = Spectral::<P, W>::new(
+        let f = Spectral::<P, Blocked<W>>::new(
             SpectralParams {
                 counters,
                 k,
@@ -457,7 +457,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
     }
     // Past `isize::MAX` bytes the constructor refuses before allocating.
     if past_isize(i.a.cells.div_ceil(W::CELLS)) {
-        let f = Spectral::<P, W>::new(
+        let f = Spectral::<P, Blocked<W>>::new(
             SpectralParams {
                 counters: i.a.cells,
                 k: i.a.k,
@@ -477,7 +477,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
         range(f, i);
     }
     let (mut ma, mut mb) = (Model::default(), Model::default());
-    let check = |f: &Spectral<P, W>, m: &Model, x: u16| {
+    let check = |f: &Spectral<P, Blocked<W>>, m: &Model, x: u16| {
         if let (true, Some(floor)) = (P::ONE_SIDED, m.floor::<W>(x)) {
             assert!(u64::from(f.estimate(&x)) >= floor, "{x}: {floor}");
         }
@@ -587,7 +587,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
     }
 }
 
-fn range<P: Pol, W: Counter>(f: Spectral<P, W>, i: &Input) {
+fn range<P: Pol, W: Counter>(f: Spectral<P, Blocked<W>>, i: &Input) {
     let bits = i.a.range_bits;
     let t = RangeTree::new(f, bits);
     assert_eq!(t.is_ok(), (1..=64).contains(&bits));

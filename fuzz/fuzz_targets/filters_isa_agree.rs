@@ -6,7 +6,7 @@ use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use streambloom::hash::seeded_hasher;
 use streambloom::spectral::{
-    Counter, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral, SpectralParams,
+    Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral, SpectralParams,
 };
 use streambloom::stable::{Eviction, StableBloom, StableParams};
 use streambloom::{Block, Classic, ClassicParams, Isa, Width, W1, W16, W2, W32, W4, W8};
@@ -100,13 +100,13 @@ fn stable<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)>
 /// A policy the stream can drive (removal only where it exists).
 trait Pol: Policy {
     fn make(i: &Input) -> Self;
-    fn remove<W: Counter>(_: &mut Spectral<Self, W>, _: u16, _: u32) {}
+    fn remove<W: Counter>(_: &mut Spectral<Self, Blocked<W>>, _: u16, _: u32) {}
 }
 impl Pol for MinimumSelection {
     fn make(_: &Input) -> Self {
         MinimumSelection
     }
-    fn remove<W: Counter>(f: &mut Spectral<Self, W>, x: u16, r: u32) {
+    fn remove<W: Counter>(f: &mut Spectral<Self, Blocked<W>>, x: u16, r: u32) {
         f.remove_n(&x, r);
     }
 }
@@ -124,14 +124,14 @@ impl Pol for RecurringMinimum {
             p
         }
     }
-    fn remove<W: Counter>(f: &mut Spectral<Self, W>, x: u16, r: u32) {
+    fn remove<W: Counter>(f: &mut Spectral<Self, Blocked<W>>, x: u16, r: u32) {
         f.remove_n(&x, r);
     }
 }
 
 fn spectral<P: Pol, W: Counter>(i: &Input, isa: Isa) -> Option<(Vec<u32>, u64, Vec<Block>)> {
     let (counters, k) = (usize::from(i.cells % 4096), u32::from(i.k));
-    let mut f = Spectral::<P, W>::new(
+    let mut f = Spectral::<P, Blocked<W>>::new(
         SpectralParams {
             counters,
             k,

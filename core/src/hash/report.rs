@@ -11,7 +11,7 @@
 
 use super::{mix64, Placement};
 use crate::rng::Rng;
-use crate::spectral::{Counter, MinimalIncrease, MinimumSelection, Policy, Spectral};
+use crate::spectral::{Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, Spectral};
 use crate::stable::{Eviction, StableBloom, StableParams};
 use crate::{Classic, RecurringMinimum, Width, W16, W32, W4, W8};
 use crate::{ClassicParams, SpectralParams};
@@ -133,7 +133,8 @@ fn spectral<P: Policy + Default, W: Counter>(place: Placement, gamma: f64, runs:
         .map(|r| {
             let mut rng = Rng::new(0x5EC7 + r);
             let stream = zipf_stream(n, len, 0.5, &mut rng);
-            let mut f = Spectral::<P, W>::new(SpectralParams::new(m, k), 0x5EC7 + r).unwrap();
+            let mut f =
+                Spectral::<P, Blocked<W>>::new(SpectralParams::new(m, k), 0x5EC7 + r).unwrap();
             f.set_placement(place);
             let mut truth = std::vec![0u32; n];
             for &v in &stream {
@@ -243,10 +244,12 @@ fn report_placement_speed() {
         .unwrap();
         s.set_placement(place);
         let mut ms =
-            Spectral::<MinimumSelection, W32>::new(SpectralParams::new(4096, 5), 1).unwrap();
+            Spectral::<MinimumSelection, Blocked<W32>>::new(SpectralParams::new(4096, 5), 1)
+                .unwrap();
         ms.set_placement(place);
         let mut ms8 =
-            Spectral::<MinimumSelection, W8>::new(SpectralParams::new(16 * 1024, 5), 1).unwrap();
+            Spectral::<MinimumSelection, Blocked<W8>>::new(SpectralParams::new(16 * 1024, 5), 1)
+                .unwrap();
         ms8.set_placement(place);
         println!(
             "{place:<10?} | Classic k=7 {:5.1} | Stable W8 K=5 observe {:5.1} | Spectral MS W32 {:5.1} | MS W8 {:5.1}",

@@ -10,7 +10,7 @@
 use core::hint::black_box;
 
 use streambloom::hash::seeded_hasher;
-use streambloom::spectral::{MinimalIncrease, Spectral, SpectralParams};
+use streambloom::spectral::{Blocked, MinimalIncrease, Spectral, SpectralParams};
 use streambloom::stable::{Eviction, StableBloom, StableParams};
 use streambloom::{Block, W16, W4};
 
@@ -65,7 +65,7 @@ pub fn run() -> Result<(), Fault> {
     let mut seen =
         StableBloom::<W4, _, _>::with_storage(params, &mut stable_buf[..], seeded_hasher(1))?;
 
-    type Counts<'a> = Spectral<MinimalIncrease, W16, &'a mut [Block]>;
+    type Counts<'a> = Spectral<MinimalIncrease, Blocked<W16, &'a mut [Block]>>;
     let counters = SPECTRAL_BLOCKS * 32;
     let spectral = SpectralParams::<MinimalIncrease>::new(counters, 4);
     let needed = spectral.blocks::<W16>()?;

@@ -14,7 +14,7 @@ pub fn targets() -> Vec<Target> {
     vec![
         Target {
             name: "spectral-insert",
-            about: "Spectral<MinimumSelection, W32>::insert_hash, k = 5",
+            about: "Spectral<MinimumSelection, Blocked<W32>>::insert_hash, k = 5",
             per_isa: true,
             run: |bytes, isa, plan| {
                 let mut f = spectral(bytes, isa)?;
@@ -23,7 +23,7 @@ pub fn targets() -> Vec<Target> {
         },
         Target {
             name: "spectral-estimate",
-            about: "Spectral<MinimumSelection, W32>::estimate_hash, k = 5, on a filter loaded \
+            about: "Spectral<MinimumSelection, Blocked<W32>>::estimate_hash, k = 5, on a filter loaded \
                     to γ = nk/m = 0.7",
             per_isa: true,
             run: |bytes, isa, plan| {

@@ -15,9 +15,9 @@ use super::workload::{counters, score, Counts, Deletes, Scale, Score, Zipf, K, N
 /// unblocked reference with one of its hash families.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Layout {
-    /// `Spectral<P, W16>`: 32 counters per block.
+    /// `Spectral<P, Blocked<W16>>`: 32 counters per block.
     Blocked16,
-    /// `Spectral<P, W32>`: 16 counters per block.
+    /// `Spectral<P, Blocked<W32>>`: 16 counters per block.
     Blocked32,
     /// The reference of [`super::reference`], our hash.
     Unblocked,

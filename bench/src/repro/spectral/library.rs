@@ -4,7 +4,7 @@
 
 use streambloom::hash::{self, DefaultHasher};
 use streambloom::spectral::{
-    MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Removable, Spectral,
+    Blocked, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Removable, Spectral,
     SpectralParams,
 };
 use streambloom::Block;
@@ -44,14 +44,19 @@ pub fn counts<W: Counter>(filter: Filter, m: usize, seed: u64) -> Result<Box<dyn
     let k = K as u32;
     Ok(match filter {
         Filter::Ms => Box::new(
-            Spectral::<MinimumSelection, W>::new(SpectralParams::new(m, k), seed).map_err(err)?,
+            Spectral::<MinimumSelection, Blocked<W>>::new(SpectralParams::new(m, k), seed)
+                .map_err(err)?,
         ),
         Filter::Mi => Box::new(
-            Spectral::<MinimalIncrease, W>::new(SpectralParams::new(m, k), seed).map_err(err)?,
+            Spectral::<MinimalIncrease, Blocked<W>>::new(SpectralParams::new(m, k), seed)
+                .map_err(err)?,
         ),
         Filter::Rm { reading, marker } => Box::new(
-            Spectral::<RecurringMinimum, W>::new(recurring_params(m, reading, marker), seed)
-                .map_err(err)?,
+            Spectral::<RecurringMinimum, Blocked<W>>::new(
+                recurring_params(m, reading, marker),
+                seed,
+            )
+            .map_err(err)?,
         ),
     })
 }
@@ -67,12 +72,16 @@ pub fn deletes<W: Counter>(
     let k = K as u32;
     Ok(match filter {
         Filter::Ms => Box::new(
-            Spectral::<MinimumSelection, W>::new(SpectralParams::new(m, k), seed).map_err(err)?,
+            Spectral::<MinimumSelection, Blocked<W>>::new(SpectralParams::new(m, k), seed)
+                .map_err(err)?,
         ),
         Filter::Mi => Box::new(MiWithDeletes::<W>::new(m, seed)),
         Filter::Rm { reading, marker } => Box::new(
-            Spectral::<RecurringMinimum, W>::new(recurring_params(m, reading, marker), seed)
-                .map_err(err)?,
+            Spectral::<RecurringMinimum, Blocked<W>>::new(
+                recurring_params(m, reading, marker),
+                seed,
+            )
+            .map_err(err)?,
         ),
     })
 }
@@ -84,7 +93,7 @@ pub fn recurring<W: Counter>(
     reading: Reading,
     seed: u64,
 ) -> Result<Box<dyn Recurring>, String> {
-    Spectral::<RecurringMinimum, W>::new(recurring_params(m, reading, false), seed)
+    Spectral::<RecurringMinimum, Blocked<W>>::new(recurring_params(m, reading, false), seed)
         .map(|f| Box::new(f) as Box<dyn Recurring>)
         .map_err(err)
 }
@@ -97,7 +106,7 @@ fn peak<W: Counter>(blocks: &[Block]) -> u32 {
         .unwrap_or(0)
 }
 
-impl<P: Policy, W: Counter> Counts for Spectral<P, W> {
+impl<P: Policy, W: Counter> Counts for Spectral<P, Blocked<W>> {
     fn insert(&mut self, v: u64) {
         Spectral::insert(self, &v);
     }
@@ -109,13 +118,13 @@ impl<P: Policy, W: Counter> Counts for Spectral<P, W> {
     }
 }
 
-impl<P: Removable, W: Counter> Deletes for Spectral<P, W> {
+impl<P: Removable, W: Counter> Deletes for Spectral<P, Blocked<W>> {
     fn remove(&mut self, v: u64, r: u32) {
         self.remove_n(&v, r);
     }
 }
 
-impl<W: Counter> Recurring for Spectral<RecurringMinimum, W> {
+impl<W: Counter> Recurring for Spectral<RecurringMinimum, Blocked<W>> {
     fn primary_minimum(&self, v: u64) -> (u32, u32) {
         let mc = self.primary_minimum_hash(self.hash(&v));
         (mc.min, mc.count)

@@ -11,7 +11,7 @@
 //! with a verdict; Table 1 is printed number for number, with the measured
 //! gain beside the model's and the causes of RM's remaining errors.
 //!
-//! **Layouts.** `blocked` is the library: `Spectral<P, W>` with each
+//! **Layouts.** `blocked` is the library: `Spectral<P, Blocked<W>>` with each
 //! item's `k` counters in one 64-byte block (16 counters per block for
 //! `W32`, 32 for `W16`). `unblocked` is a plain reference written here
 //! ([`reference`]), the paper's model, with our hash; `unblocked αv` is the

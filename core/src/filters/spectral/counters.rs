@@ -10,7 +10,9 @@
 //! one-bit **marker** filter `B_f`. An item's counters in a table are
 //! given by its hash; the store places them.
 
-use crate::MinCount;
+use crate::hash::Placement;
+use crate::{MinCount, Result};
+use streambloom_kernels::{Backend, Engine, Isa};
 
 /// A counter table of a filter.
 ///
@@ -92,6 +94,60 @@ pub trait Counters {
     fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize;
 }
 
+/// A shared view reads as the store it borrows (a store may hand out
+/// `&Self` as its read view).
+impl<C: Counters + ?Sized> Counters for &C {
+    #[inline(always)]
+    fn min_count(&self, table: Table, h: u64) -> MinCount {
+        (**self).min_count(table, h)
+    }
+    #[inline(always)]
+    fn marked(&self, h: u64) -> bool {
+        (**self).marked(h)
+    }
+    #[inline(always)]
+    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
+        (**self).primary_counters(h, out)
+    }
+}
+
+/// A mutable view reads as the store it borrows.
+impl<C: Counters + ?Sized> Counters for &mut C {
+    #[inline(always)]
+    fn min_count(&self, table: Table, h: u64) -> MinCount {
+        (**self).min_count(table, h)
+    }
+    #[inline(always)]
+    fn marked(&self, h: u64) -> bool {
+        (**self).marked(h)
+    }
+    #[inline(always)]
+    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
+        (**self).primary_counters(h, out)
+    }
+}
+
+/// A mutable view writes to the store it borrows (a store may hand out
+/// `&mut Self` as its write view).
+impl<C: CountersMut + ?Sized> CountersMut for &mut C {
+    #[inline(always)]
+    fn add(&mut self, table: Table, h: u64, r: u32) {
+        (**self).add(table, h, r)
+    }
+    #[inline(always)]
+    fn sub(&mut self, table: Table, h: u64, r: u32) {
+        (**self).sub(table, h, r)
+    }
+    #[inline(always)]
+    fn raise_to(&mut self, table: Table, h: u64, v: u32) {
+        (**self).raise_to(table, h, v)
+    }
+    #[inline(always)]
+    fn mark(&mut self, h: u64) {
+        (**self).mark(h)
+    }
+}
+
 /// The most distinct counters an item has in one table: all the counters
 /// of a 64-byte block of 8-bit counters.
 ///
@@ -115,4 +171,114 @@ pub trait CountersMut: Counters {
     fn raise_to(&mut self, table: Table, h: u64, v: u32);
     /// Adds the item to the marker filter (nothing without a marker).
     fn mark(&mut self, h: u64);
+}
+
+/// The memory a [`Spectral`](super::Spectral) filter keeps its counters
+/// in: the store places each item's counters (the layout is its business)
+/// and gives the policies [`Counters`] and [`CountersMut`] views of them,
+/// run with a kernel [`Backend`] chosen once per operation or batch.
+///
+/// [`Blocked`](super::Blocked) (fixed-width counters, an item's in one
+/// 64-byte block) implements it; the compact variable-length store of the
+/// report's §4 is another implementation, and the policies, the batch
+/// forms, union, join and the window run on either unchanged.
+///
+/// The filter owns the hasher and the policy; the store owns everything
+/// that says where and how a count is kept.
+///
+/// ```
+/// use streambloom::spectral::{Blocked, CounterStore, MinimumSelection, Spectral, SpectralParams};
+/// use streambloom::W16;
+/// fn counters_of<C: CounterStore>(f: &Spectral<MinimumSelection, C>) -> usize {
+///     f.store().counters()
+/// }
+/// let f = Spectral::<MinimumSelection, Blocked<W16>>::new(SpectralParams::new(1000, 4), 1)?;
+/// assert_eq!(counters_of(&f), 1024); // whole blocks of 32 counters
+/// assert_eq!(<Blocked<W16> as CounterStore>::MAX, 65_535);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+pub trait CounterStore {
+    /// Read access to the counters with backend `B`'s kernels.
+    type Read<'a, B: Backend>: Counters
+    where
+        Self: 'a;
+    /// Write access to the counters with backend `B`'s kernels.
+    type Write<'a, B: Backend>: CountersMut
+    where
+        Self: 'a;
+
+    /// The largest value a counter holds: updates saturate there.
+    const MAX: u32;
+
+    /// The read view, for `backend`.
+    fn read<B: Backend>(&self, backend: B) -> Self::Read<'_, B>;
+    /// The write view, for `backend`.
+    fn write<B: Backend>(&mut self, backend: B) -> Self::Write<'_, B>;
+
+    /// The kernel implementation the filter's operations run with.
+    fn engine(&self) -> Engine;
+    /// Forces the kernel implementation; [`Error::Unsupported`](crate::Error::Unsupported)
+    /// if this CPU lacks `isa`.
+    fn set_isa(&mut self, isa: Isa) -> Result<()>;
+
+    /// Whether the batch forms prefetch (the store is larger than the
+    /// caches it would otherwise be served from).
+    fn prefetching(&self) -> bool;
+    /// Prefetches the memory item `h` can touch, in every table.
+    fn prefetch(&self, h: u64);
+
+    /// Counters per item, `k`.
+    fn k(&self) -> u32;
+    /// Counters of the primary table, the `m` of `γ = nk/m`.
+    fn counters(&self) -> usize;
+    /// The counter budget the policy planned: primary and secondary.
+    fn budget(&self) -> usize;
+    /// The expected number of distinct primary counters an item has (`k`,
+    /// or less where the layout lets an item's counters coincide): the `k`
+    /// of Lemma 3's unbiased estimator.
+    fn expected_item_counters(&self) -> f64;
+    /// Where the store puts what: two stores of the same shape place every
+    /// item's counters alike, so they merge counter by counter.
+    fn shape(&self) -> Shape;
+
+    /// Primary counter `i`, `i < counters()` (0 beyond).
+    fn primary(&self, i: usize) -> u32;
+    /// Sets primary counter `i` to `v`, saturating at [`MAX`](Self::MAX)
+    /// (nothing beyond `counters()`).
+    fn set_primary(&mut self, i: usize, v: u32);
+    /// Zeroes the secondary and marker tables (a union or join leaves them
+    /// meaningless).
+    fn clear_secondary(&mut self);
+    /// Zeroes every counter.
+    fn clear(&mut self);
+}
+
+/// The shape of a [`CounterStore`]: what two stores must share for their
+/// counters to be merged one by one ([`Spectral::union`](super::Spectral::union)).
+///
+/// ```
+/// use streambloom::spectral::{Blocked, CounterStore, MinimumSelection, Spectral, SpectralParams};
+/// use streambloom::{W16, W8};
+/// let a = Spectral::<MinimumSelection, Blocked<W16>>::new(SpectralParams::new(2048, 4), 1)?;
+/// let b = Spectral::<MinimumSelection, Blocked<W8>>::new(SpectralParams::new(2048, 4), 1)?;
+/// assert_eq!(a.store().shape().counters, b.store().shape().counters);
+/// assert_ne!(a.store().shape(), b.store().shape()); // other blocks per counter
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// The store's layout, by name (`"blocked"`).
+    pub layout: &'static str,
+    /// Bits of a counter (0 for variable-length counters).
+    pub bits: u32,
+    /// Primary counters.
+    pub counters: usize,
+    /// Secondary counters.
+    pub secondary: usize,
+    /// Marker bits.
+    pub marker: usize,
+    /// Counters per item.
+    pub k: u32,
+    /// How an item's counters are placed in a block.
+    pub placement: Placement,
 }

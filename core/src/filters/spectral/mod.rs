@@ -35,8 +35,11 @@
 //! - `k`: 1 to `W::CELLS` (64, 32 or 16 counters per block for 8, 16 and 32
 //!   bits); 4 to 6 is usual. Blocked hashing puts all `k` in one cache line,
 //!   which costs some accuracy with few cells per block (16 for `W32`).
-//! - `W`: [`W8`], [`W16`] or [`W32`] (the default): pick a width whose `MAX`
-//!   is above the largest count you need.
+//! - the store `C`: [`Blocked<W>`](Blocked) with `W` [`W8`], [`W16`] or
+//!   [`W32`] (the default): pick a width whose `MAX` is above the largest
+//!   count you need. The store is a [`CounterStore`]: the policies reach
+//!   the counters only through it, so another store (the compact
+//!   variable-length counters of the report's §4) runs them unchanged.
 //! - the hasher: [`crate::hash::seeded_hasher`] from a seed; seeds an
 //!   attacker can guess let them flood chosen counters (see [`crate::hash`]).
 //!
@@ -60,6 +63,7 @@
 //! # Ok::<(), streambloom::Error>(())
 //! ```
 
+mod blocked;
 mod counters;
 mod plan;
 mod policy;
@@ -71,8 +75,9 @@ mod window;
 #[cfg(test)]
 mod tests;
 
-pub use counters::{Counters, CountersMut, Table, MAX_ITEM_COUNTERS};
-use policy::Plan;
+use blocked::plan_geometry;
+pub use blocked::{Blocked, Ctx, CtxMut, PLACEMENT};
+pub use counters::{CounterStore, Counters, CountersMut, Shape, Table, MAX_ITEM_COUNTERS};
 pub use policy::{MinimalIncrease, MinimumSelection, Policy, Removable};
 pub use range::{RangeCount, RangeTree};
 pub use recurring::RecurringMinimum;
@@ -80,14 +85,12 @@ pub use recurring::RecurringMinimum;
 pub use window::SlidingWindow;
 
 use crate::filter::keyed;
-use crate::hash::{self, mix64, DefaultHasher, Placement, Probe};
-use crate::store::{blocks_named, Cells, DefaultStorage, Storage};
+use crate::hash::{self, mix64, DefaultHasher};
+use crate::store::Storage;
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
-use streambloom_kernels::{
-    cell, prefetch, set_cell, Backend, Block, Body, Isa, Mask, MinCount, Ops, Width, W1,
-};
+use streambloom_kernels::{Backend, Block, Body, Isa, MinCount, Width};
 pub use streambloom_kernels::{W16, W32, W8};
 
 mod sealed {
@@ -98,9 +101,9 @@ mod sealed {
 /// Narrower cells cannot hold counts; other widths do not compile:
 ///
 /// ```compile_fail
-/// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+/// use streambloom::spectral::{Blocked, MinimumSelection, Spectral, SpectralParams};
 /// use streambloom::W4;
-/// let f = Spectral::<MinimumSelection, W4>::new(SpectralParams::new(1024, 4), 7);
+/// let f = Spectral::<MinimumSelection, Blocked<W4>>::new(SpectralParams::new(1024, 4), 7);
 /// ```
 pub trait Counter: Width + sealed::Sealed {}
 impl sealed::Sealed for W8 {}
@@ -109,198 +112,6 @@ impl sealed::Sealed for W32 {}
 impl Counter for W8 {}
 impl Counter for W16 {}
 impl Counter for W32 {}
-
-/// How [`Spectral`] places an item's `k` counters in its block, in every
-/// region (primary, secondary, marker): the measured choice, see the
-/// [`hash`] module docs.
-pub const PLACEMENT: Placement = Placement::Collapsing;
-
-const SECONDARY_SALT: u64 = 0x5EC0_4DA7_5EC0_4DA7;
-const MARKER_SALT: u64 = 0x3A7C_E7B1_0F17_E7ED;
-
-/// Block counts of the filter's regions, in storage order: primary,
-/// secondary, marker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Geometry {
-    primary: usize,
-    secondary: usize,
-    marker: usize,
-    k: u32,
-    /// The placement under test ([`PLACEMENT`] outside tests).
-    #[cfg(test)]
-    placement: Placement,
-}
-
-impl Geometry {
-    fn total(&self) -> usize {
-        self.primary + self.secondary + self.marker
-    }
-
-    /// The placement of items' counters: [`PLACEMENT`], or another in
-    /// tests.
-    #[inline(always)]
-    fn placement(&self) -> Placement {
-        #[cfg(test)]
-        return self.placement;
-        #[cfg(not(test))]
-        PLACEMENT
-    }
-
-    /// Item `h`'s cells in a region of `blocks` blocks (block numbers
-    /// from the region's start).
-    #[inline(always)]
-    fn probe_in<W: Width>(&self, h: u64, blocks: usize) -> Probe<W> {
-        Probe {
-            block: hash::block_of(h, blocks),
-            mask: hash::placed_cells::<W>(PLACEMENT, self.placement(), h, self.k),
-        }
-    }
-
-    #[inline(always)]
-    fn primary<W: Counter>(&self, h: u64) -> Probe<W> {
-        self.probe_in::<W>(h, self.primary)
-    }
-
-    #[inline(always)]
-    fn secondary<W: Counter>(&self, h: u64) -> Probe<W> {
-        let mut p = self.probe_in::<W>(mix64(h ^ SECONDARY_SALT), self.secondary);
-        p.block += self.primary;
-        p
-    }
-
-    #[inline(always)]
-    fn marker(&self, h: u64) -> Probe<W1> {
-        let mut p = self.probe_in::<W1>(mix64(h ^ MARKER_SALT), self.marker);
-        p.block += self.primary + self.secondary;
-        p
-    }
-}
-
-/// A filter's blocks seen through the [`Counters`] interface, with backend
-/// `B`'s kernels (inside [`streambloom_kernels::Engine::run`]): the
-/// fixed-width blocked store.
-struct Ctx<'a, W: Width, B: Backend> {
-    blocks: &'a [Block],
-    kernels: Ops<W, B>,
-    marker: Ops<W1, B>,
-    geo: &'a Geometry,
-}
-
-/// [`Ctx`] with write access ([`CountersMut`]).
-struct CtxMut<'a, W: Width, B: Backend> {
-    blocks: &'a mut [Block],
-    kernels: Ops<W, B>,
-    marker: Ops<W1, B>,
-    geo: &'a Geometry,
-}
-
-impl Geometry {
-    /// The item's counters in `table`.
-    #[inline(always)]
-    fn probe<W: Counter>(&self, table: Table, h: u64) -> Probe<W> {
-        match table {
-            Table::Primary => self.primary(h),
-            Table::Secondary => self.secondary(h),
-        }
-    }
-
-    /// The same, for the marker filter.
-    #[inline(always)]
-    fn marked<B: Backend>(&self, ops: Ops<W1, B>, blocks: &[Block], h: u64) -> bool {
-        if self.marker == 0 {
-            return false;
-        }
-        let p = self.marker(h);
-        !ops.any_zero(&blocks[p.block], p.mask)
-    }
-
-    /// The item's distinct primary counters ([`Counters::primary_counters`]).
-    #[inline(always)]
-    fn primary_counters<W: Counter>(
-        &self,
-        blocks: &[Block],
-        h: u64,
-        out: &mut [(usize, u32); MAX_ITEM_COUNTERS],
-    ) -> usize {
-        let p = self.primary::<W>(h);
-        let mut cells = p.mask;
-        let mut n = 0;
-        while let Some(i) = cells.pop_lowest() {
-            // A block holds at most MAX_ITEM_COUNTERS counters.
-            if let Some(slot) = out.get_mut(n) {
-                *slot = (p.block * W::CELLS + i, cell::<W>(&blocks[p.block], i));
-                n += 1;
-            }
-        }
-        n
-    }
-}
-
-impl<W: Counter, B: Backend> Counters for Ctx<'_, W, B> {
-    #[inline(always)]
-    fn min_count(&self, table: Table, h: u64) -> MinCount {
-        let p = self.geo.probe::<W>(table, h);
-        self.kernels.min_count(&self.blocks[p.block], p.mask)
-    }
-
-    #[inline(always)]
-    fn marked(&self, h: u64) -> bool {
-        self.geo.marked(self.marker, self.blocks, h)
-    }
-
-    #[inline(always)]
-    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
-        self.geo.primary_counters::<W>(self.blocks, h, out)
-    }
-}
-
-impl<W: Counter, B: Backend> Counters for CtxMut<'_, W, B> {
-    #[inline(always)]
-    fn min_count(&self, table: Table, h: u64) -> MinCount {
-        let p = self.geo.probe::<W>(table, h);
-        self.kernels.min_count(&self.blocks[p.block], p.mask)
-    }
-
-    #[inline(always)]
-    fn marked(&self, h: u64) -> bool {
-        self.geo.marked(self.marker, self.blocks, h)
-    }
-
-    #[inline(always)]
-    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
-        self.geo.primary_counters::<W>(self.blocks, h, out)
-    }
-}
-
-impl<W: Counter, B: Backend> CountersMut for CtxMut<'_, W, B> {
-    #[inline(always)]
-    fn add(&mut self, table: Table, h: u64, r: u32) {
-        let p = self.geo.probe::<W>(table, h);
-        self.kernels.add_sat(&mut self.blocks[p.block], p.mask, r);
-    }
-
-    #[inline(always)]
-    fn sub(&mut self, table: Table, h: u64, r: u32) {
-        let p = self.geo.probe::<W>(table, h);
-        self.kernels.sub_sat(&mut self.blocks[p.block], p.mask, r);
-    }
-
-    #[inline(always)]
-    fn raise_to(&mut self, table: Table, h: u64, v: u32) {
-        let p = self.geo.probe::<W>(table, h);
-        self.kernels
-            .max_assign(&mut self.blocks[p.block], p.mask, v);
-    }
-
-    #[inline(always)]
-    fn mark(&mut self, h: u64) {
-        if self.geo.marker == 0 {
-            return;
-        }
-        let p = self.geo.marker(h);
-        self.marker.assign(&mut self.blocks[p.block], p.mask, 1);
-    }
-}
 
 /// The parameters of a [`Spectral`] filter: its counter budget, the
 /// counters per item and the estimation policy (with its configuration).
@@ -359,41 +170,47 @@ impl<P: Policy> SpectralParams<P> {
     }
 }
 
-/// A Spectral Bloom filter with estimation policy `P` over `W`-bit
-/// saturating counters kept in `S`, hashing keys with `H` (see the
-/// [module docs](self)).
+/// A Spectral Bloom filter with estimation policy `P`, its counters in
+/// the [`CounterStore`] `C` ([`Blocked`] `W32` counters in a `Vec` by
+/// default; `Blocked<W16>` for 16-bit counters, `Blocked<W8, &mut [Block]>`
+/// for 8-bit counters in a caller's memory), hashing keys with `H` (see
+/// the [module docs](self)).
+///
+/// ```
+/// use streambloom::spectral::{Blocked, MinimalIncrease, Spectral, SpectralParams};
+/// use streambloom::W16;
+/// let mut f = Spectral::<MinimalIncrease, Blocked<W16>>::new(SpectralParams::new(8192, 4), 1)?;
+/// f.insert_n("x", 3);
+/// assert_eq!(f.estimate("x"), 3);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
 #[derive(Clone)]
-pub struct Spectral<P, W: Counter = W32, S = DefaultStorage, H = DefaultHasher> {
-    cells: Cells<W, S>,
-    geo: Geometry,
+pub struct Spectral<P, C: CounterStore = Blocked, H = DefaultHasher> {
+    store: C,
     policy: P,
     hasher: H,
     fingerprint: u64,
     total: u64,
 }
 
-impl<P: Policy, W: Counter, S: Storage, H> core::fmt::Debug for Spectral<P, W, S, H> {
+impl<P: Policy, C: CounterStore + core::fmt::Debug, H> core::fmt::Debug for Spectral<P, C, H> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Spectral")
             .field("policy", &self.policy)
-            .field("bits", &W::BITS)
-            .field("k", &self.geo.k)
-            .field("blocks", &self.geo)
-            .field("isa", &self.cells.isa())
+            .field("store", &self.store)
             .field("total", &self.total)
             .finish()
     }
 }
 
-/// Two filters are equal when their geometry, hashers' fingerprints,
-/// totals and counters are (policy state such as Trapping's traps is not
-/// compared).
-impl<P: Policy, W: Counter, S: Storage, H> PartialEq for Spectral<P, W, S, H> {
+/// Two filters are equal when their stores (geometry and counters),
+/// hashers' fingerprints and totals are (policy state such as Trapping's
+/// traps is not compared).
+impl<P: Policy, C: CounterStore + PartialEq, H> PartialEq for Spectral<P, C, H> {
     fn eq(&self, other: &Self) -> bool {
-        self.geo == other.geo
+        self.store == other.store
             && self.fingerprint == other.fingerprint
             && self.total == other.total
-            && self.cells.blocks() == other.cells.blocks()
     }
 }
 
@@ -405,58 +222,18 @@ fn fingerprint<H: BuildHasher>(hasher: &H) -> u64 {
     })
 }
 
-fn plan_geometry<P: Policy, W: Counter>(policy: &P, counters: usize, k: u32) -> Result<Geometry> {
-    if counters == 0 {
-        return Err(Error::param("counters", counters, "at least 1"));
-    }
-    let plan: Plan = policy.plan(counters)?;
-    let primary = blocks_named::<W>(plan.primary, "counters")?;
-    let secondary = if plan.secondary == 0 {
-        0
-    } else {
-        blocks_named::<W>(plan.secondary, "counters")?
-    };
-    let marker = if plan.marker == 0 {
-        0
-    } else {
-        blocks_named::<W1>(plan.marker, "marker bits")?
-    };
-    if k == 0 || k as usize > W::CELLS {
-        return Err(Error::param(
-            "k",
-            k,
-            "in 1..=W::CELLS, the counters of a block (64, 32, 16 for W8, W16, W32)",
-        ));
-    }
-    // Saturating: a primary too large to count in `usize` is far above `k`
-    // (and rejected as too large just below).
-    if primary.saturating_mul(W::CELLS) <= k as usize {
-        return Err(Error::param("k", k, "below the number of primary counters"));
-    }
-    let geo = Geometry {
-        primary,
-        secondary,
-        marker,
-        k,
-        #[cfg(test)]
-        placement: PLACEMENT,
-    };
-    crate::store::bytes_for(geo.total(), "counters", counters)?;
-    Ok(geo)
-}
-
 #[cfg(feature = "alloc")]
-impl<P: Policy, W: Counter> Spectral<P, W> {
+impl<P: Policy, W: Counter> Spectral<P, Blocked<W>> {
     /// An empty filter in owned memory, hashing with the default hasher
     /// seeded from `seed` ([`crate::hash::seeded_hasher`]).
     ///
     /// ```
-    /// use streambloom::spectral::{MinimalIncrease, Spectral, SpectralParams};
+    /// use streambloom::spectral::{Blocked, MinimalIncrease, Spectral, SpectralParams};
     /// use streambloom::W16;
-    /// let f = Spectral::<MinimalIncrease, W16>::new(SpectralParams::new(10_000, 5), 1)?;
+    /// let f = Spectral::<MinimalIncrease, Blocked<W16>>::new(SpectralParams::new(10_000, 5), 1)?;
     /// assert_eq!(f.counters(), 10_016); // whole blocks of 32 counters
-    /// assert!(Spectral::<MinimalIncrease, W16>::new(SpectralParams::new(0, 5), 1).is_err());
-    /// assert!(Spectral::<MinimalIncrease, W16>::new(SpectralParams::new(100, 33), 1).is_err());
+    /// assert!(Spectral::<MinimalIncrease, Blocked<W16>>::new(SpectralParams::new(0, 5), 1).is_err());
+    /// assert!(Spectral::<MinimalIncrease, Blocked<W16>>::new(SpectralParams::new(100, 33), 1).is_err());
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn new(params: SpectralParams<P>, seed: u64) -> Result<Self> {
@@ -465,7 +242,7 @@ impl<P: Policy, W: Counter> Spectral<P, W> {
 }
 
 #[cfg(feature = "std")]
-impl<P: Policy, W: Counter> Spectral<P, W> {
+impl<P: Policy, W: Counter> Spectral<P, Blocked<W>> {
     /// An empty filter in owned memory with random hash seeds from the
     /// operating system: the choice for keys chosen by others. (It merges
     /// only with its clones, which hash alike.)
@@ -483,18 +260,18 @@ impl<P: Policy, W: Counter> Spectral<P, W> {
 }
 
 #[cfg(feature = "alloc")]
-impl<P: Policy, W: Counter, H: BuildHasher> Spectral<P, W, DefaultStorage, H> {
+impl<P: Policy, W: Counter, H: BuildHasher> Spectral<P, Blocked<W>, H> {
     /// An empty filter in owned memory hashing with `hasher`, any
     /// [`BuildHasher`]. Filters merge only with filters that hash alike (a
     /// clone, or the same seeds).
     ///
     /// ```
-    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// use streambloom::spectral::{Blocked, MinimumSelection, Spectral, SpectralParams};
     /// use streambloom::W32;
     /// let h = streambloom::hash::random_hasher();
     /// let params = SpectralParams::<MinimumSelection>::new(4096, 4);
-    /// let mut a = Spectral::<_, W32, _, _>::with_hasher(params.clone(), h.clone())?;
-    /// let mut b = Spectral::<_, W32, _, _>::with_hasher(params, h)?;
+    /// let mut a = Spectral::<_, Blocked<W32>, _>::with_hasher(params.clone(), h.clone())?;
+    /// let mut b = Spectral::<_, Blocked<W32>, _>::with_hasher(params, h)?;
     /// a.insert("x");
     /// b.insert("x");
     /// a.union(&b)?;
@@ -507,17 +284,17 @@ impl<P: Policy, W: Counter, H: BuildHasher> Spectral<P, W, DefaultStorage, H> {
     }
 }
 
-impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
+impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, Blocked<W, S>, H> {
     /// An empty filter over caller-provided storage of exactly
     /// [`SpectralParams::blocks`] blocks, which it zeroes; no allocator
     /// needed.
     ///
     /// ```
-    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// use streambloom::spectral::{Blocked, MinimumSelection, Spectral, SpectralParams};
     /// use streambloom::{hash::seeded_hasher, Block, W8};
     /// let params = SpectralParams::<MinimumSelection>::new(640, 4);
     /// let mut buf = [Block::ZERO; 10];
-    /// let mut f = Spectral::<_, W8, _, _>::with_storage(params, &mut buf[..], seeded_hasher(3))?;
+    /// let mut f = Spectral::<_, Blocked<W8, _>, _>::with_storage(params, &mut buf[..], seeded_hasher(3))?;
     /// f.insert(&17u32);
     /// assert_eq!(f.estimate(&17u32), 1);
     /// # Ok::<(), streambloom::Error>(())
@@ -545,11 +322,8 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn restore(params: SpectralParams<P>, storage: S, hasher: H, total: u64) -> Result<Self> {
-        let geo = plan_geometry::<P, W>(&params.policy, params.counters, params.k)?;
-        let cells = Cells::new(storage, geo.total())?;
         Ok(Spectral {
-            cells,
-            geo,
+            store: Blocked::new(&params.policy, params.counters, params.k, storage)?,
             fingerprint: fingerprint(&hasher),
             policy: params.policy,
             hasher,
@@ -557,29 +331,85 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
         })
     }
 
-    /// Read access for a policy, with `backend`'s kernels.
-    #[inline(always)]
-    fn ctx<B: Backend>(&self, backend: B) -> Ctx<'_, W, B> {
-        Ctx {
-            blocks: self.cells.blocks(),
-            kernels: Ops::new(backend),
-            marker: Ops::new(backend),
-            geo: &self.geo,
+    /// All blocks (primary, then secondary, then marker), as every
+    /// filter's `blocks()`: for comparing and persisting filters (and
+    /// [`restore`](Self::restore)); [`Blocked::blocks`].
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// assert_eq!(f.blocks().len(), 256);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn blocks(&self) -> &[Block] {
+        self.store.blocks()
+    }
+
+    /// Places items by `placement` instead of [`PLACEMENT`] (for the
+    /// placement comparison; call it on an empty filter).
+    #[cfg(test)]
+    pub(crate) fn set_placement(&mut self, placement: crate::hash::Placement) {
+        self.store.geo.placement = placement;
+    }
+}
+
+impl<P: Policy, C: CounterStore, H: BuildHasher> Spectral<P, C, H> {
+    /// An empty filter over `store`, which it clears: the constructor for
+    /// a [`CounterStore`] other than [`Blocked`] (whose filters the other
+    /// constructors build from [`SpectralParams`]). The store must have
+    /// the tables `policy` uses: a secondary table exactly when the policy
+    /// plans one for the store's budget, and a marker likewise.
+    ///
+    /// Errors: [`Error::Parameter`] naming `store` when its tables do not
+    /// match the policy's plan.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, RecurringMinimum, Spectral, SpectralParams};
+    /// let ms = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// let store = ms.store().clone();
+    /// let again = Spectral::from_store(store.clone(), MinimumSelection, streambloom::hash::seeded_hasher(1))?;
+    /// assert!(again == ms);
+    /// // Recurring Minimum needs a secondary table, which this store lacks.
+    /// assert!(Spectral::from_store(store, RecurringMinimum::new(), streambloom::hash::seeded_hasher(1)).is_err());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn from_store(mut store: C, policy: P, hasher: H) -> Result<Self> {
+        let shape = store.shape();
+        let plan = policy.plan(store.budget())?;
+        if (plan.secondary > 0) != (shape.secondary > 0) || (plan.marker > 0) != (shape.marker > 0)
+        {
+            return Err(Error::param(
+                "store",
+                store.budget(),
+                "a store with the tables the policy plans (a secondary and a marker exactly when it uses them)",
+            ));
         }
+        store.clear();
+        Ok(Spectral {
+            store,
+            fingerprint: fingerprint(&hasher),
+            policy,
+            hasher,
+            total: 0,
+        })
+    }
+
+    /// The counter store.
+    ///
+    /// ```
+    /// use streambloom::spectral::{CounterStore, MinimumSelection, Spectral, SpectralParams};
+    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// assert_eq!((f.store().counters(), f.store().k()), (4096, 4));
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn store(&self) -> &C {
+        &self.store
     }
 
     /// The policy and write access for it, with `backend`'s kernels.
     #[inline(always)]
-    fn parts<B: Backend>(&mut self, backend: B) -> (&mut P, CtxMut<'_, W, B>) {
-        (
-            &mut self.policy,
-            CtxMut {
-                blocks: self.cells.blocks_mut(),
-                kernels: Ops::new(backend),
-                marker: Ops::new(backend),
-                geo: &self.geo,
-            },
-        )
+    fn parts<B: Backend>(&mut self, backend: B) -> (&mut P, C::Write<'_, B>) {
+        (&mut self.policy, self.store.write(backend))
     }
 
     /// The hash of `key` that every `*_hash` method takes: the keyed forms
@@ -701,8 +531,8 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
             return;
         }
         self.total = self.total.saturating_add(u64::from(r));
-        let engine = self.cells.engine();
-        engine.run(Update::<Add, _, _, _, _> {
+        let engine = self.store.engine();
+        engine.run(Update::<Add, _, _, _> {
             filter: self,
             h,
             r,
@@ -720,7 +550,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// ```
     #[inline]
     pub fn estimate_hash(&self, h: u64) -> u32 {
-        self.cells.engine().run(Estimate { filter: self, h })
+        self.store.engine().run(Estimate { filter: self, h })
     }
 
     /// [`at_least`](Self::at_least) for a key already hashed.
@@ -753,8 +583,8 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// ```
     pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
         self.total = self.total.saturating_add(hashes.len() as u64);
-        let engine = self.cells.engine();
-        engine.run(UpdateBatch::<Add, _, _, _, _> {
+        let engine = self.store.engine();
+        engine.run(UpdateBatch::<Add, _, _, _> {
             filter: self,
             hashes,
             direction: PhantomData,
@@ -776,27 +606,12 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// ```
     pub fn estimate_batch_hash(&self, hashes: &[u64], counts: &mut [u32]) -> Result<()> {
         Error::check_len("counts", hashes.len(), counts.len())?;
-        self.cells.engine().run(EstimateBatch {
+        self.store.engine().run(EstimateBatch {
             filter: self,
             hashes,
             counts,
         });
         Ok(())
-    }
-
-    /// Prefetches the blocks item `h` can touch: its primary block, and its
-    /// secondary and marker blocks when the filter has them.
-    #[inline(always)]
-    fn prefetch_hash(&self, h: u64) {
-        let blocks = self.cells.blocks();
-        let geo = &self.geo;
-        prefetch(&blocks[geo.primary::<W>(h).block]);
-        if geo.secondary > 0 {
-            prefetch(&blocks[geo.secondary::<W>(h).block]);
-        }
-        if geo.marker > 0 {
-            prefetch(&blocks[geo.marker(h).block]);
-        }
     }
 
     /// The smallest of the item's primary counters and how many hold it:
@@ -811,7 +626,8 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// ```
     #[inline]
     pub fn primary_minimum_hash(&self, h: u64) -> MinCount {
-        self.ctx(streambloom_kernels::Scalar::new())
+        self.store
+            .read(streambloom_kernels::Scalar::new())
             .min_count(Table::Primary, h)
     }
 
@@ -838,9 +654,9 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// assert_eq!((a.estimate("x"), a.total()), (3, 3));
     /// # Ok::<(), streambloom::Error>(())
     /// ```
-    pub fn union<S2: Storage, H2: BuildHasher>(
+    pub fn union<C2: CounterStore, H2: BuildHasher>(
         &mut self,
-        other: &Spectral<P, W, S2, H2>,
+        other: &Spectral<P, C2, H2>,
     ) -> Result<()> {
         self.combine(other, u32::saturating_add)?;
         self.total = self.total.saturating_add(other.total);
@@ -865,26 +681,27 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// assert!(r.join(&other_seed).is_err());
     /// # Ok::<(), streambloom::Error>(())
     /// ```
-    pub fn join<S2: Storage, H2: BuildHasher>(
+    pub fn join<C2: CounterStore, H2: BuildHasher>(
         &mut self,
-        other: &Spectral<P, W, S2, H2>,
+        other: &Spectral<P, C2, H2>,
     ) -> Result<()> {
         self.combine(other, u32::saturating_mul)?;
-        let sum: u64 = (0..self.geo.primary * W::CELLS)
-            .filter_map(|i| self.cells.get(i))
-            .map(u64::from)
+        let sum: u64 = (0..self.store.counters())
+            .map(|i| u64::from(self.store.primary(i)))
             .sum();
-        self.total = sum / u64::from(self.geo.k);
+        self.total = sum / u64::from(self.store.k());
         Ok(())
     }
 
-    fn combine<S2: Storage, H2: BuildHasher>(
+    fn combine<C2: CounterStore, H2: BuildHasher>(
         &mut self,
-        other: &Spectral<P, W, S2, H2>,
+        other: &Spectral<P, C2, H2>,
         op: fn(u32, u32) -> u32,
     ) -> Result<()> {
-        if self.geo != other.geo {
-            return Err(Error::Incompatible { what: "sizes or k" });
+        if self.store.shape() != other.store.shape() {
+            return Err(Error::Incompatible {
+                what: "sizes, k or counter width",
+            });
         }
         if self.fingerprint != other.fingerprint {
             return Err(Error::Incompatible {
@@ -892,26 +709,13 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
             });
         }
         self.policy.check_merge(&other.policy)?;
-        let primary = self.geo.primary;
-        let mine = self.cells.blocks_mut();
-        for (a, b) in mine[..primary]
-            .iter_mut()
-            .zip(&other.cells.blocks()[..primary])
-        {
-            for i in 0..W::CELLS {
-                set_cell::<W>(a, i, op(cell::<W>(a, i), cell::<W>(b, i)));
-            }
+        for i in 0..self.store.counters() {
+            let v = op(self.store.primary(i), other.store.primary(i));
+            self.store.set_primary(i, v);
         }
-        mine[primary..].fill(Block::ZERO);
+        self.store.clear_secondary();
         self.policy.reset();
         Ok(())
-    }
-
-    /// Places items by `placement` instead of [`PLACEMENT`] (for the
-    /// placement comparison; call it on an empty filter).
-    #[cfg(test)]
-    pub(crate) fn set_placement(&mut self, placement: Placement) {
-        self.geo.placement = placement;
     }
 
     /// Sets every counter to 0 and forgets every item.
@@ -925,7 +729,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn clear(&mut self) {
-        self.cells.clear();
+        self.store.clear();
         self.policy.reset();
         self.total = 0;
     }
@@ -942,7 +746,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn set_isa(&mut self, isa: Isa) -> Result<()> {
-        self.cells.set_isa(isa)
+        self.store.set_isa(isa)
     }
 
     /// The kernel implementation in use.
@@ -954,7 +758,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn isa(&self) -> Isa {
-        self.cells.isa()
+        self.store.engine().isa()
     }
 
     /// `k`, the counters per item.
@@ -966,7 +770,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn k(&self) -> u32 {
-        self.geo.k
+        self.store.k()
     }
 
     /// Counters of the primary filter (whole blocks), the `m` of `γ = nk/m`.
@@ -978,7 +782,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn counters(&self) -> usize {
-        self.geo.primary * W::CELLS
+        self.store.counters()
     }
 
     /// Occurrences inserted minus occurrences removed (`N`).
@@ -1007,16 +811,10 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     /// ```
     pub fn params(&self) -> SpectralParams<P> {
         SpectralParams {
-            counters: self.counters_requested(),
-            k: self.geo.k,
+            counters: self.store.budget(),
+            k: self.store.k(),
             policy: self.policy.clone(),
         }
-    }
-
-    /// The counter budget as the policy planned it: primary and secondary
-    /// counters (whole blocks).
-    fn counters_requested(&self) -> usize {
-        (self.geo.primary + self.geo.secondary) * W::CELLS
     }
 
     /// The policy and its configuration.
@@ -1031,22 +829,9 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
     pub fn policy(&self) -> &P {
         &self.policy
     }
-
-    /// All blocks (primary, then secondary, then marker): for comparing and
-    /// persisting filters (and [`restore`](Self::restore)).
-    ///
-    /// ```
-    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
-    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
-    /// assert_eq!(f.blocks().len(), 256);
-    /// # Ok::<(), streambloom::Error>(())
-    /// ```
-    pub fn blocks(&self) -> &[Block] {
-        self.cells.blocks()
-    }
 }
 
-impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> {
+impl<P: Removable, C: CounterStore, H: BuildHasher> Spectral<P, C, H> {
     keyed! {
         /// Takes back one occurrence of `key`. Removing an item more times
         /// than it was inserted is not detected: its counters stop at 0
@@ -1090,7 +875,7 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
         /// Lemma 3's unbiased estimator `(v̄_x − kN/m) / (1 − k/m)`, where
         /// `v̄_x` is the mean of `x`'s (distinct) primary counters, `N` is
         /// [`Spectral::total`], and `k` the expected number of distinct
-        /// counters an item has ([`Placement::expected_cells`]: repeats
+        /// counters an item has ([`CounterStore::expected_item_counters`]: repeats
         /// collapse): its expectation is the true count, but it varies
         /// widely and can be negative, so use it for sums and averages over
         /// many items (§3.1, §5.1), not for single answers. Defined for the
@@ -1138,8 +923,8 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
             return;
         }
         self.total = self.total.saturating_sub(u64::from(r));
-        let engine = self.cells.engine();
-        engine.run(Update::<Take, _, _, _, _> {
+        let engine = self.store.engine();
+        engine.run(Update::<Take, _, _, _> {
             filter: self,
             h,
             r,
@@ -1160,8 +945,8 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
     /// ```
     pub fn remove_batch_hash(&mut self, hashes: &[u64]) {
         self.total = self.total.saturating_sub(hashes.len() as u64);
-        let engine = self.cells.engine();
-        engine.run(UpdateBatch::<Take, _, _, _, _> {
+        let engine = self.store.engine();
+        engine.run(UpdateBatch::<Take, _, _, _> {
             filter: self,
             hashes,
             direction: PhantomData,
@@ -1179,18 +964,18 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> Spectral<P, W, S, H> 
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn estimate_unbiased_hash(&self, h: u64) -> f64 {
-        let p = self.geo.primary::<W>(h);
-        let block = self.cells.block(p.block);
-        let mut mask = p.mask;
-        let mut sum = 0u64;
-        while let Some(i) = mask.pop_lowest() {
-            sum += u64::from(cell::<W>(block, i));
-        }
+        let mut counters = [(0, 0); MAX_ITEM_COUNTERS];
+        let n = self
+            .store
+            .read(streambloom_kernels::Scalar::new())
+            .primary_counters(h, &mut counters);
+        let sum: u64 = counters[..n].iter().map(|&(_, v)| u64::from(v)).sum();
         // An insertion adds to an item's distinct counters, on average
-        // `expected_cells` of them ([`PLACEMENT`] collapses repeats).
-        let k = self.geo.placement().expected_cells::<W>(self.geo.k);
+        // `expected_item_counters` of them (fewer than `k` where the store
+        // lets them coincide).
+        let k = self.store.expected_item_counters();
         let m = self.counters() as f64;
-        let mean = sum as f64 / f64::from(p.mask.count());
+        let mean = sum as f64 / n as f64;
         (mean - k * self.total as f64 / m) / (1.0 - k / m)
     }
 }
@@ -1224,16 +1009,14 @@ impl<P: Removable> Direction<P> for Take {
 
 /// [`Spectral::insert_n_hash`] (`D` = [`Add`]) or
 /// [`Spectral::remove_n_hash`] (`D` = [`Take`]) as one [`Body`].
-struct Update<'a, D, P, W: Counter, S, H> {
-    filter: &'a mut Spectral<P, W, S, H>,
+struct Update<'a, D, P, C: CounterStore, H> {
+    filter: &'a mut Spectral<P, C, H>,
     h: u64,
     r: u32,
     direction: PhantomData<D>,
 }
 
-impl<D: Direction<P>, P: Policy, W: Counter, S: Storage, H: BuildHasher> Body
-    for Update<'_, D, P, W, S, H>
-{
+impl<D: Direction<P>, P: Policy, C: CounterStore, H: BuildHasher> Body for Update<'_, D, P, C, H> {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
@@ -1243,30 +1026,30 @@ impl<D: Direction<P>, P: Policy, W: Counter, S: Storage, H: BuildHasher> Body
 }
 
 /// [`Spectral::estimate_hash`] as one [`Body`].
-struct Estimate<'a, P, W: Counter, S, H> {
-    filter: &'a Spectral<P, W, S, H>,
+struct Estimate<'a, P, C: CounterStore, H> {
+    filter: &'a Spectral<P, C, H>,
     h: u64,
 }
 
-impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for Estimate<'_, P, W, S, H> {
+impl<P: Policy, C: CounterStore, H: BuildHasher> Body for Estimate<'_, P, C, H> {
     type Output = u32;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> u32 {
         let f = self.filter;
-        f.policy.estimate(&f.ctx(backend), self.h)
+        f.policy.estimate(&f.store.read(backend), self.h)
     }
 }
 
 /// [`Spectral::insert_batch_hash`] (`D` = [`Add`]) or
 /// [`Spectral::remove_batch_hash`] (`D` = [`Take`]) as one [`Body`].
-struct UpdateBatch<'a, D, P, W: Counter, S, H> {
-    filter: &'a mut Spectral<P, W, S, H>,
+struct UpdateBatch<'a, D, P, C: CounterStore, H> {
+    filter: &'a mut Spectral<P, C, H>,
     hashes: &'a [u64],
     direction: PhantomData<D>,
 }
 
-impl<D: Direction<P>, P: Policy, W: Counter, S: Storage, H: BuildHasher> Body
-    for UpdateBatch<'_, D, P, W, S, H>
+impl<D: Direction<P>, P: Policy, C: CounterStore, H: BuildHasher> Body
+    for UpdateBatch<'_, D, P, C, H>
 {
     type Output = ();
     #[inline(always)]
@@ -1274,8 +1057,8 @@ impl<D: Direction<P>, P: Policy, W: Counter, S: Storage, H: BuildHasher> Body
         let (f, hashes) = (self.filter, self.hashes);
         crate::filter::batch!(
             hashes.len(),
-            f.cells.prefetching(),
-            |i| f.prefetch_hash(hashes[i]),
+            f.store.prefetching(),
+            |i| f.store.prefetch(hashes[i]),
             |i| {
                 let (policy, mut ctx) = f.parts(backend);
                 D::apply(policy, &mut ctx, hashes[i], 1);
@@ -1285,22 +1068,22 @@ impl<D: Direction<P>, P: Policy, W: Counter, S: Storage, H: BuildHasher> Body
 }
 
 /// [`Spectral::estimate_batch_hash`] as one [`Body`].
-struct EstimateBatch<'a, P, W: Counter, S, H> {
-    filter: &'a Spectral<P, W, S, H>,
+struct EstimateBatch<'a, P, C: CounterStore, H> {
+    filter: &'a Spectral<P, C, H>,
     hashes: &'a [u64],
     counts: &'a mut [u32],
 }
 
-impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Body for EstimateBatch<'_, P, W, S, H> {
+impl<P: Policy, C: CounterStore, H: BuildHasher> Body for EstimateBatch<'_, P, C, H> {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let (f, hashes, counts) = (self.filter, self.hashes, self.counts);
-        let ctx = f.ctx(backend);
+        let ctx = f.store.read(backend);
         crate::filter::batch!(
             hashes.len(),
-            f.cells.prefetching(),
-            |i| f.prefetch_hash(hashes[i]),
+            f.store.prefetching(),
+            |i| f.store.prefetch(hashes[i]),
             |i| counts[i] = f.policy.estimate(&ctx, hashes[i])
         );
     }

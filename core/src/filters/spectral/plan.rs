@@ -2,7 +2,7 @@
 //! rate, by the exact formula of the blocked layout
 //! ([`blocked_error`]), meets a target.
 
-use super::{plan_geometry, Counter, Policy, Spectral, SpectralParams};
+use super::{plan_geometry, Blocked, Counter, Policy, Spectral, SpectralParams};
 use crate::analysis::spectral::blocked_error;
 use crate::{Block, Error, Result};
 
@@ -227,20 +227,20 @@ fn budget_for<P: Policy, W: Counter>(policy: &P, blocks: usize, k: u32) -> Resul
 }
 
 #[cfg(feature = "alloc")]
-impl<P: Policy + Default, W: Counter> Spectral<P, W> {
+impl<P: Policy + Default, W: Counter> Spectral<P, Blocked<W>> {
     /// The smallest filter for `n_distinct` distinct items at an expected
     /// over-estimate rate of at most `target_error`
     /// ([`SpectralParams::plan`], which says what each policy is promised),
     /// seeded from `seed`.
     ///
     /// ```
-    /// use streambloom::spectral::{MinimalIncrease, Spectral};
+    /// use streambloom::spectral::{Blocked, MinimalIncrease, Spectral};
     /// use streambloom::W16;
-    /// let mut f = Spectral::<MinimalIncrease, W16>::plan(10_000, 0.01, 7)?;
+    /// let mut f = Spectral::<MinimalIncrease, Blocked<W16>>::plan(10_000, 0.01, 7)?;
     /// f.insert_n("GET /", 3);
     /// assert!(f.estimate("GET /") >= 3);
     /// assert!(f.predicted_error(10_000) <= 0.01);
-    /// assert!(Spectral::<MinimalIncrease, W16>::plan(10_000, 0.0, 7).is_err());
+    /// assert!(Spectral::<MinimalIncrease, Blocked<W16>>::plan(10_000, 0.0, 7).is_err());
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn plan(n_distinct: u64, target_error: f64, seed: u64) -> Result<Self> {
@@ -248,7 +248,7 @@ impl<P: Policy + Default, W: Counter> Spectral<P, W> {
     }
 }
 
-impl<P: Policy, W: Counter, S, H> Spectral<P, W, S, H> {
+impl<P: Policy, W: Counter, S: crate::store::Storage, H> Spectral<P, Blocked<W, S>, H> {
     /// [`SpectralParams::predicted_error`] of this filter's parameters:
     /// the expected over-estimate rate of Minimum Selection over its
     /// primary counters after `n_distinct` distinct items.
@@ -260,7 +260,7 @@ impl<P: Policy, W: Counter, S, H> Spectral<P, W, S, H> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn predicted_error(&self, n_distinct: u64) -> f64 {
-        blocked_error::<W>(n_distinct, self.geo.primary, self.geo.k)
+        blocked_error::<W>(n_distinct, self.store.geo.primary, self.store.geo.k)
     }
 }
 
@@ -329,7 +329,7 @@ mod tests {
         n: usize,
         seed: u64,
     ) -> (f64, f64) {
-        let mut f = Spectral::<P, W>::new(params, seed).unwrap();
+        let mut f = Spectral::<P, Blocked<W>>::new(params, seed).unwrap();
         let hashes = distinct_hashes(n, seed ^ 0xA5A5);
         f.insert_batch_hash(&hashes);
         f.insert_batch_hash(&hashes[..n / 3]);
@@ -691,7 +691,7 @@ mod tests {
     fn one_item_needs_one_block() {
         let p = SpectralParams::<MinimumSelection>::plan::<W32>(1, 1e-9).unwrap();
         assert_eq!((p.counters, p.k), (16, 1));
-        let f = Spectral::<MinimumSelection, W32>::plan(1, 1e-9, 3).unwrap();
+        let f = Spectral::<MinimumSelection, Blocked<W32>>::plan(1, 1e-9, 3).unwrap();
         assert_eq!(f.predicted_error(1), 0.0);
     }
 
@@ -728,8 +728,8 @@ mod tests {
         assert!(plan(u64::MAX, 1e-3).is_err_and(err("target_error", Value::Real(1e-3))));
         assert!(plan(2, 1e-300).is_err_and(err("target_error", Value::Real(1e-300))));
         assert!(SpectralParams::<RecurringMinimum>::plan::<W8>(u64::MAX, 1e-3).is_err());
-        assert!(Spectral::<MinimalIncrease, W8>::plan(0, 0.1, 1).is_err());
-        assert!(Spectral::<MinimalIncrease, W8>::plan(10, f64::NAN, 1).is_err());
+        assert!(Spectral::<MinimalIncrease, Blocked<W8>>::plan(0, 0.1, 1).is_err());
+        assert!(Spectral::<MinimalIncrease, Blocked<W8>>::plan(10, f64::NAN, 1).is_err());
         assert!(SpectralParams::<MinimumSelection>::new(100, 0)
             .predicted_error::<W8>(10)
             .is_err());

@@ -1,9 +1,8 @@
 //! **Range counts** through a dyadic range tree hashed into one Spectral
 //! filter (§5.5, Theorem 11).
 
-use super::{Counter, DefaultStorage, Policy, Removable, Spectral, W32};
+use super::{Blocked, CounterStore, Policy, Removable, Spectral};
 use crate::hash::DefaultHasher;
-use crate::store::Storage;
 use crate::{Error, Result};
 use core::hash::BuildHasher;
 
@@ -47,12 +46,12 @@ pub struct RangeCount {
 /// # Ok::<(), streambloom::Error>(())
 /// ```
 #[derive(Clone)]
-pub struct RangeTree<P, W: Counter = W32, S = DefaultStorage, H = DefaultHasher> {
-    filter: Spectral<P, W, S, H>,
+pub struct RangeTree<P, C: CounterStore = Blocked, H = DefaultHasher> {
+    filter: Spectral<P, C, H>,
     bits: u32,
 }
 
-impl<P: Policy, W: Counter, S: Storage, H> core::fmt::Debug for RangeTree<P, W, S, H> {
+impl<P: Policy, C: CounterStore + core::fmt::Debug, H> core::fmt::Debug for RangeTree<P, C, H> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RangeTree")
             .field("bits", &self.bits)
@@ -61,9 +60,9 @@ impl<P: Policy, W: Counter, S: Storage, H> core::fmt::Debug for RangeTree<P, W, 
     }
 }
 
-impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> RangeTree<P, W, S, H> {
+impl<P: Policy, C: CounterStore, H: BuildHasher> RangeTree<P, C, H> {
     /// A range tree over values of `bits` bits (1 to 64) kept in `filter`.
-    pub fn new(filter: Spectral<P, W, S, H>, bits: u32) -> Result<Self> {
+    pub fn new(filter: Spectral<P, C, H>, bits: u32) -> Result<Self> {
         if bits == 0 || bits > 64 {
             return Err(Error::param("bits", bits, "in 1..=64"));
         }
@@ -130,7 +129,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> RangeTree<P, W, S, H> {
     }
 
     /// The filter holding the tree's nodes.
-    pub fn filter(&self) -> &Spectral<P, W, S, H> {
+    pub fn filter(&self) -> &Spectral<P, C, H> {
         &self.filter
     }
 
@@ -140,7 +139,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> RangeTree<P, W, S, H> {
     }
 }
 
-impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> RangeTree<P, W, S, H> {
+impl<P: Removable, C: CounterStore, H: BuildHasher> RangeTree<P, C, H> {
     /// Removes one occurrence of `value` (and of its ancestors); see
     /// [`Spectral::remove`] for removing what was never inserted.
     pub fn remove(&mut self, value: u64) -> Result<()> {

@@ -1,12 +1,14 @@
 //! Property tests of the Spectral filters against exact `HashMap` models.
 
+use super::blocked::{MARKER_SALT, SECONDARY_SALT};
 use super::*;
+use crate::hash::Placement;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use std::collections::HashMap;
-use streambloom_kernels::W4;
+use streambloom_kernels::{cell, Block, Mask, W1, W4};
 
 fn config() -> Config {
     crate::proptest_config(48, 4, 0x05EC_70A1)
@@ -34,7 +36,7 @@ fn model(s: &[(u16, u32)]) -> HashMap<u16, u32> {
 }
 
 fn never_under<P: Policy>(p: P, counters: usize, s: &[(u16, u32)]) {
-    let mut f = Spectral::<P, W16>::new(
+    let mut f = Spectral::<P, Blocked<W16>>::new(
         SpectralParams {
             counters,
             k: 4,
@@ -60,7 +62,7 @@ fn never_under<P: Policy>(p: P, counters: usize, s: &[(u16, u32)]) {
 /// Recurring Minimum's primary is a Minimum Selection filter: its estimate
 /// is never above the MS estimate of the same stream.
 fn never_above_minimum_selection(p: RecurringMinimum, counters: usize, s: &[(u16, u32)]) {
-    let mut rm = Spectral::<RecurringMinimum, W16>::new(
+    let mut rm = Spectral::<RecurringMinimum, Blocked<W16>>::new(
         SpectralParams {
             counters,
             k: 4,
@@ -70,7 +72,8 @@ fn never_above_minimum_selection(p: RecurringMinimum, counters: usize, s: &[(u16
     )
     .unwrap();
     let mut ms =
-        Spectral::<MinimumSelection, W16>::new(SpectralParams::new(rm.counters(), 4), 11).unwrap();
+        Spectral::<MinimumSelection, Blocked<W16>>::new(SpectralParams::new(rm.counters(), 4), 11)
+            .unwrap();
     for &(k, r) in s {
         rm.insert_n(&k, r);
         ms.insert_n(&k, r);
@@ -103,7 +106,7 @@ proptest! {
         counters in 200usize..2048,
     ) {
         fn run<P: Removable>(p: P, counters: usize, s: &[(u16, u32)], dels: &[(usize, u32)]) {
-            let mut f = Spectral::<P, W16>::new(SpectralParams { counters, k: 4, policy: p }, 3).unwrap();
+            let mut f = Spectral::<P, Blocked<W16>>::new(SpectralParams { counters, k: 4, policy: p }, 3).unwrap();
             let mut m = model(s);
             for &(k, r) in s {
                 f.insert_n(&k, r);
@@ -132,12 +135,12 @@ proptest! {
         counters in prop_oneof![96usize..2048, 131_072usize..135_000],
     ) {
         fn run<P: Policy + Clone>(p: P, counters: usize, s: &[(u16, u32)]) -> core::result::Result<(), TestCaseError> {
-            let mut one = Spectral::<P, W16>::new(SpectralParams { counters, k: 5, policy: p }, 3).unwrap();
+            let mut one = Spectral::<P, Blocked<W16>>::new(SpectralParams { counters, k: 5, policy: p }, 3).unwrap();
             let mut batched = one.clone();
             let hashes: Vec<u64> = s.iter().map(|(key, _)| one.hash(key)).collect();
             hashes.iter().for_each(|&h| one.insert_hash(h));
             batched.insert_batch_hash(&hashes);
-            prop_assert_eq!(batched.blocks(), one.blocks());
+            prop_assert_eq!(batched.store().blocks(), one.store().blocks());
             let mut counts = alloc::vec![0; hashes.len()];
             batched.estimate_batch_hash(&hashes, &mut counts).unwrap();
             let want: Vec<u32> = hashes.iter().map(|&h| one.estimate_hash(h)).collect();
@@ -153,20 +156,20 @@ proptest! {
 
     #[test]
     fn minimum_selection_union_is_the_filter_of_both_streams(a in stream(), b in stream()) {
-        let mut fa = Spectral::<MinimumSelection, W16>::new(SpectralParams::new(1000, 4), 5).unwrap();
+        let mut fa = Spectral::<MinimumSelection, Blocked<W16>>::new(SpectralParams::new(1000, 4), 5).unwrap();
         let mut fb = fa.clone();
         let mut both = fa.clone();
         for &(k, r) in &a { fa.insert_n(&k, r); both.insert_n(&k, r); }
         for &(k, r) in &b { fb.insert_n(&k, r); both.insert_n(&k, r); }
         fa.union(&fb).unwrap();
-        prop_assert_eq!(fa.blocks(), both.blocks());
+        prop_assert_eq!(fa.store().blocks(), both.store().blocks());
         prop_assert_eq!(fa.total(), both.total());
     }
 
     #[test]
     fn unions_and_joins_never_under_estimate(a in stream(), b in stream()) {
         fn run<P: Policy>(p: P, a: &[(u16, u32)], b: &[(u16, u32)]) {
-            let mut fa = Spectral::<P, W32>::new(SpectralParams { counters: 1200, k: 4, policy: p }, 5).unwrap();
+            let mut fa = Spectral::<P, Blocked<W32>>::new(SpectralParams { counters: 1200, k: 4, policy: p }, 5).unwrap();
             let mut fb = fa.clone();
             for &(k, r) in a { fa.insert_n(&k, r); }
             for &(k, r) in b { fb.insert_n(&k, r); }
@@ -203,7 +206,7 @@ proptest! {
     #[test]
     fn window_matches_a_deque(keys in proptest::collection::vec(0u16..60, 0..crate::scaled(500)), window in 1usize..80) {
         fn run<P: Removable>(p: P, counters: usize, one_sided: bool, keys: &[u16], window: usize) {
-            let f = Spectral::<P, W16>::new(SpectralParams { counters, k: 4, policy: p }, 9).unwrap();
+            let f = Spectral::<P, Blocked<W16>>::new(SpectralParams { counters, k: 4, policy: p }, 9).unwrap();
             let mut w = SlidingWindow::new(f, window).unwrap();
             let mut q = VecDeque::new();
             let count = |q: &VecDeque<u16>, k: u16| q.iter().filter(|&&x| x == k).count() as u32;
@@ -224,7 +227,7 @@ proptest! {
             let fresh: Vec<u32> = (0..window as u32).map(|i| 1000 + i).collect();
             for k in &fresh { w.insert(k); }
             let cells = |h: u64| {
-                let p = w.filter().geo.primary::<W16>(h);
+                let p = w.filter().store.geo.primary::<W16>(h);
                 let mut mask = p.mask;
                 core::iter::from_fn(move || mask.pop_lowest().map(|i| p.block * W16::CELLS + i))
             };
@@ -251,7 +254,7 @@ proptest! {
         lo in 0u64..4096,
         len in 0u64..4096,
     ) {
-        let f = Spectral::<MinimumSelection, W16>::new(SpectralParams::new(8192, 4), 2).unwrap();
+        let f = Spectral::<MinimumSelection, Blocked<W16>>::new(SpectralParams::new(8192, 4), 2).unwrap();
         let mut t = RangeTree::new(f, 12).unwrap();
         for &v in &values { t.insert(v).unwrap(); }
         let hi = (lo + len).min(4095);
@@ -273,7 +276,7 @@ fn every_isa_gives_identical_counters() {
     fn run<P: Policy>(p: P) {
         let mut reference: Option<Vec<Block>> = None;
         for isa in Isa::available() {
-            let mut f = Spectral::<P, W8>::new(
+            let mut f = Spectral::<P, Blocked<W8>>::new(
                 SpectralParams {
                     counters: 3000,
                     k: 5,
@@ -290,8 +293,8 @@ fn every_isa_gives_identical_counters() {
                 f.insert_n(&(x % 700), 1 + (x >> 60) as u32);
             }
             match &reference {
-                None => reference = Some(f.blocks().to_vec()),
-                Some(r) => assert_eq!(f.blocks(), &r[..], "{} on {isa:?}", P::NAME),
+                None => reference = Some(f.store().blocks().to_vec()),
+                Some(r) => assert_eq!(f.store().blocks(), &r[..], "{} on {isa:?}", P::NAME),
             }
         }
     }
@@ -305,8 +308,10 @@ fn every_isa_gives_identical_counters() {
 #[test]
 #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn minimal_increase_is_never_worse_than_minimum_selection() {
-    let mut ms = Spectral::<MinimumSelection, W16>::new(SpectralParams::new(640, 5), 1).unwrap();
-    let mut mi = Spectral::<MinimalIncrease, W16>::new(SpectralParams::new(640, 5), 1).unwrap();
+    let mut ms =
+        Spectral::<MinimumSelection, Blocked<W16>>::new(SpectralParams::new(640, 5), 1).unwrap();
+    let mut mi =
+        Spectral::<MinimalIncrease, Blocked<W16>>::new(SpectralParams::new(640, 5), 1).unwrap();
     let mut x = 7u64;
     for _ in 0..5000 {
         x = mix64(x);
@@ -338,11 +343,16 @@ fn recurring_minimum_moves_single_minima_and_is_tighter_than_ms() {
     let (mut wins, mut differ, mut from_secondary) = (0u32, 0u32, 0usize);
     for seed in 1..=30u64 {
         let mut ms =
-            Spectral::<MinimumSelection, W16>::new(SpectralParams::new(3000, 5), seed).unwrap();
+            Spectral::<MinimumSelection, Blocked<W16>>::new(SpectralParams::new(3000, 5), seed)
+                .unwrap();
         let mut rm =
-            Spectral::<RecurringMinimum, W16>::new(SpectralParams::new(4500, 5), seed).unwrap();
+            Spectral::<RecurringMinimum, Blocked<W16>>::new(SpectralParams::new(4500, 5), seed)
+                .unwrap();
         assert_eq!((ms.counters(), rm.counters()), (3008, 3008));
-        assert_eq!(rm.blocks().len(), ms.blocks().len() + 1504 / W16::CELLS);
+        assert_eq!(
+            rm.store().blocks().len(),
+            ms.store().blocks().len() + 1504 / W16::CELLS
+        );
         let mut x = seed;
         let mut truth = HashMap::new();
         for _ in 0..20_000 {
@@ -356,7 +366,8 @@ fn recurring_minimum_moves_single_minima_and_is_tighter_than_ms() {
             assert!(
                 !single
                     || rm
-                        .ctx(streambloom_kernels::Scalar::new())
+                        .store()
+                        .read(streambloom_kernels::Scalar::new())
                         .min_count(Table::Secondary, h)
                         .min
                         > 0,
@@ -394,7 +405,7 @@ fn trapping_deletes_and_refuses_merges() {
     assert!(p.is_trapping() && !p.has_marker());
     let (mut items, mut exact, mut left) = (0, 0, 0);
     for seed in 1..=8u64 {
-        let mut f = Spectral::<RecurringMinimum, W32>::new(
+        let mut f = Spectral::<RecurringMinimum, Blocked<W32>>::new(
             SpectralParams {
                 counters: 3000,
                 k: 4,
@@ -433,7 +444,8 @@ fn trapping_deletes_and_refuses_merges() {
 
 #[test]
 fn saturation_and_over_removal_stop_at_the_bounds() {
-    let mut f = Spectral::<MinimumSelection, W8>::new(SpectralParams::new(640, 3), 1).unwrap();
+    let mut f =
+        Spectral::<MinimumSelection, Blocked<W8>>::new(SpectralParams::new(640, 3), 1).unwrap();
     f.insert_n("a", 300);
     assert_eq!(f.estimate("a"), 255);
     f.insert_n("a", 0);
@@ -459,7 +471,8 @@ fn saturation_and_over_removal_stop_at_the_bounds() {
 #[test]
 #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
 fn unbiased_estimator_averages_to_the_truth() {
-    let mut f = Spectral::<MinimumSelection, W32>::new(SpectralParams::new(2000, 4), 6).unwrap();
+    let mut f =
+        Spectral::<MinimumSelection, Blocked<W32>>::new(SpectralParams::new(2000, 4), 6).unwrap();
     let mut truth = HashMap::new();
     let mut x = 9u64;
     for _ in 0..40_000 {
@@ -479,7 +492,7 @@ fn unbiased_estimator_averages_to_the_truth() {
     // `Var(D) Σ f_y² / (m - E[D])²`.
     let offset = {
         let (b, k) = (W32::CELLS as f64, f64::from(f.k()));
-        let mean_d = f.geo.placement().expected_cells::<W32>(f.k());
+        let mean_d = f.store.geo.placement().expected_cells::<W32>(f.k());
         let var_d = if mean_d < k {
             let pair = b
                 * (b - 1.0)
@@ -516,7 +529,7 @@ fn unbiased_estimator_averages_to_the_truth() {
 
 #[test]
 fn constructors_reject_bad_parameters() {
-    type Ms = Spectral<MinimumSelection, W8>;
+    type Ms = Spectral<MinimumSelection, Blocked<W8>>;
     // Sizes near usize::MAX: an error, not an overflow (found by fuzzing).
     for counters in [usize::MAX, usize::MAX - 2] {
         assert!(Ms::new(SpectralParams::new(counters, 1), 0).is_err());
@@ -545,7 +558,7 @@ fn constructors_reject_bad_parameters() {
     ));
     assert!(Ms::new(SpectralParams::new(64, 63), 1).is_ok());
     assert!(matches!(
-        Spectral::<MinimumSelection, W32>::new(SpectralParams::new(6400, 17), 1),
+        Spectral::<MinimumSelection, Blocked<W32>>::new(SpectralParams::new(6400, 17), 1),
         Err(Error::Parameter { name: "k", .. })
     ));
     assert!(matches!(
@@ -568,7 +581,7 @@ fn constructors_reject_bad_parameters() {
         .is_err());
     }
     let mut buf = [Block::ZERO; 3];
-    let e = Spectral::<MinimumSelection, W8, &mut [Block]>::with_storage(
+    let e = Spectral::<MinimumSelection, Blocked<W8, &mut [Block]>>::with_storage(
         SpectralParams {
             counters: 640,
             k: 4,
@@ -611,7 +624,8 @@ fn constructors_reject_bad_parameters() {
 
 #[test]
 fn merges_refuse_mismatched_filters() {
-    type Ms = Spectral<MinimumSelection, W16>;
+    const SHAPE: &str = "sizes, k or counter width";
+    type Ms = Spectral<MinimumSelection, Blocked<W16>>;
     let mut a = Ms::new(SpectralParams::new(1000, 4), 1).unwrap();
     let seeds = Ms::new(SpectralParams::new(1000, 4), 2).unwrap();
     let size = Ms::new(SpectralParams::new(2000, 4), 1).unwrap();
@@ -622,13 +636,27 @@ fn merges_refuse_mismatched_filters() {
             what: "hasher or seeds"
         })
     );
-    assert_eq!(
-        a.join(&size),
-        Err(Error::Incompatible { what: "sizes or k" })
-    );
-    assert_eq!(a.union(&k), Err(Error::Incompatible { what: "sizes or k" }));
-    let mut r = Spectral::<RecurringMinimum, W16>::new(SpectralParams::new(1000, 4), 1).unwrap();
-    let marked = Spectral::<RecurringMinimum, W16>::new(
+    assert_eq!(a.join(&size), Err(Error::Incompatible { what: SHAPE }));
+    assert_eq!(a.union(&k), Err(Error::Incompatible { what: SHAPE }));
+    // Counters of another width: as many, placed in other blocks.
+    let narrow =
+        Spectral::<MinimumSelection, Blocked<W8>>::new(SpectralParams::new(1024, 4), 1).unwrap();
+    assert_eq!(narrow.counters(), a.counters());
+    assert_eq!(a.union(&narrow), Err(Error::Incompatible { what: SHAPE }));
+    // The same shape in caller memory merges.
+    let mut buf = [Block::ZERO; 32];
+    let mut slice = Spectral::<MinimumSelection, Blocked<W16, &mut [Block]>>::with_storage(
+        SpectralParams::new(1000, 4),
+        &mut buf[..],
+        crate::hash::seeded_hasher(1),
+    )
+    .unwrap();
+    slice.insert_n("x", 3);
+    a.union(&slice).unwrap();
+    assert_eq!(a.estimate("x"), 3);
+    let mut r =
+        Spectral::<RecurringMinimum, Blocked<W16>>::new(SpectralParams::new(1000, 4), 1).unwrap();
+    let marked = Spectral::<RecurringMinimum, Blocked<W16>>::new(
         SpectralParams {
             counters: 1000,
             k: 4,
@@ -637,10 +665,7 @@ fn merges_refuse_mismatched_filters() {
         1,
     )
     .unwrap();
-    assert_eq!(
-        r.union(&marked),
-        Err(Error::Incompatible { what: "sizes or k" })
-    );
+    assert_eq!(r.union(&marked), Err(Error::Incompatible { what: SHAPE }));
 }
 
 /// The reproduction: `b` is moved, removed (its secondary counters
@@ -652,7 +677,7 @@ fn recurring_minimum_with_marker_counts_reinsertions_after_a_removal() -> Result
     let h = |r: u64| r.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let (a, b, c, d) = (h(10), h(4), h(1), h(9));
     let p = RecurringMinimum::new().with_marker(1 << 20);
-    let mut f = Spectral::<RecurringMinimum, W32>::new(
+    let mut f = Spectral::<RecurringMinimum, Blocked<W32>>::new(
         SpectralParams {
             counters: 48,
             k: 2,
@@ -690,8 +715,8 @@ struct Audit {
 }
 
 /// The secondary counters of `key`, as indices into the whole filter.
-fn secondary_cells<W: Counter>(f: &Spectral<RecurringMinimum, W>, key: u64) -> Vec<usize> {
-    let s = f.geo.secondary::<W>(f.hash(&key));
+fn secondary_cells<W: Counter>(f: &Spectral<RecurringMinimum, Blocked<W>>, key: u64) -> Vec<usize> {
+    let s = f.store.geo.secondary::<W>(f.hash(&key));
     let mut mask = s.mask;
     core::iter::from_fn(|| mask.pop_lowest().map(|i| s.block * W::CELLS + i)).collect()
 }
@@ -711,13 +736,14 @@ impl Marks {
     /// it.
     fn observe<W: Counter>(
         &mut self,
-        f: &Spectral<RecurringMinimum, W>,
+        f: &Spectral<RecurringMinimum, Blocked<W>>,
         key: u64,
         n: u32,
         audit: &mut Audit,
     ) -> bool {
         let now = f
-            .ctx(streambloom_kernels::Scalar::new())
+            .store()
+            .read(streambloom_kernels::Scalar::new())
             .marked(f.hash(&key));
         let before = self.after_last.insert(key, now).unwrap_or(false);
         if now && !before && n > 0 && self.late.insert(key) {
@@ -730,7 +756,7 @@ impl Marks {
     /// Checks the estimate of `key` against its true count `n`.
     fn check<W: Counter>(
         &self,
-        f: &Spectral<RecurringMinimum, W>,
+        f: &Spectral<RecurringMinimum, Blocked<W>>,
         key: u64,
         n: u32,
         audit: &mut Audit,
@@ -764,7 +790,7 @@ fn audit_marker<W: Counter>(
     ops: impl IntoIterator<Item = (u64, u32, bool)>,
 ) -> Audit {
     let p = RecurringMinimum::new().with_marker(marker);
-    let mut f = Spectral::<RecurringMinimum, W>::new(
+    let mut f = Spectral::<RecurringMinimum, Blocked<W>>::new(
         SpectralParams {
             counters,
             k,
@@ -791,7 +817,8 @@ fn audit_marker<W: Counter>(
         model.insert(key, n);
         marks.after_last.insert(
             key,
-            f.ctx(streambloom_kernels::Scalar::new())
+            f.store()
+                .read(streambloom_kernels::Scalar::new())
                 .marked(f.hash(&key)),
         );
         marks.check(&f, key, n, &mut audit);
@@ -892,14 +919,14 @@ fn recurring_minimum_with_the_papers_marker_under_counts_only_after_its_false_po
 /// primary counters: `k` distinct counters of a random block, so the
 /// variance between block means plus the mean within-block variance of a
 /// sample of `k` out of `W32::CELLS` drawn without replacement.
-fn mean_of_k_variance<P: Policy>(f: &Spectral<P, W32>) -> f64 {
+fn mean_of_k_variance<P: Policy>(f: &Spectral<P, Blocked<W32>>) -> f64 {
     let c = W32::CELLS as f64;
     let k = f64::from(f.k());
     let blocks = f.counters() / W32::CELLS;
     let (mut sum_mu, mut sum_mu2, mut within) = (0.0, 0.0, 0.0);
     for b in 0..blocks {
         let cells: Vec<f64> = (0..W32::CELLS)
-            .map(|i| f64::from(f.cells.get(b * W32::CELLS + i).unwrap()))
+            .map(|i| f64::from(f.store.cells.get(b * W32::CELLS + i).unwrap()))
             .collect();
         let mu = cells.iter().sum::<f64>() / c;
         let var = cells.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / c;
@@ -920,8 +947,8 @@ const PREFETCH_COUNTERS: usize = crate::store::PREFETCH_MIN_BYTES / 2;
 /// Asserts that `a` and `b` are the same filter, policy state (Trapping's
 /// traps) included, which `PartialEq` leaves out.
 fn same_filter<P: Policy + PartialEq>(
-    a: &Spectral<P, W16>,
-    b: &Spectral<P, W16>,
+    a: &Spectral<P, Blocked<W16>>,
+    b: &Spectral<P, Blocked<W16>>,
     what: &str,
 ) -> core::result::Result<(), TestCaseError> {
     prop_assert!(a == b, "{} ({}): counters or total differ", what, P::NAME);
@@ -944,8 +971,15 @@ fn keyed_batches<P: Policy + PartialEq>(
     counters: usize,
     keys: &[u16],
     probes: &[u16],
-) -> core::result::Result<(Spectral<P, W16>, Spectral<P, W16>, Spectral<P, W16>), TestCaseError> {
-    let mut one = Spectral::<P, W16>::new(
+) -> core::result::Result<
+    (
+        Spectral<P, Blocked<W16>>,
+        Spectral<P, Blocked<W16>>,
+        Spectral<P, Blocked<W16>>,
+    ),
+    TestCaseError,
+> {
+    let mut one = Spectral::<P, Blocked<W16>>::new(
         SpectralParams {
             counters,
             k: 5,
@@ -954,7 +988,7 @@ fn keyed_batches<P: Policy + PartialEq>(
         3,
     )
     .unwrap();
-    prop_assert_eq!(one.cells.prefetching(), counters >= PREFETCH_COUNTERS);
+    prop_assert_eq!(one.store.cells.prefetching(), counters >= PREFETCH_COUNTERS);
     let (mut keyed, mut hashed) = (one.clone(), one.clone());
     for key in keys {
         one.insert(key);
@@ -1041,12 +1075,13 @@ proptest! {
     }
 }
 
-/// A naive counter store: the [`Counters`] and [`CountersMut`] interface
-/// over plain tables (`Vec<u32>` counters, `Vec<bool>` marker bits), with
-/// the filter's placement restated independently of [`Geometry`] and
-/// [`Ctx`]. Driving a policy through it and through a filter must give the
-/// same answers and the same counters: the policies see the store only
-/// through the two traits.
+/// A naive [`CounterStore`]: plain tables (`Vec<u32>` counters,
+/// `Vec<bool>` marker bits), with the [`Blocked`] store's placement restated
+/// independently of its geometry and of [`Ctx`], no kernels, and `&Self`
+/// as its views. A filter over it and a filter over [`Blocked`] must give
+/// the same answers and hold the same counters: the policies and the
+/// filter see a store only through the trait.
+#[derive(Clone, Debug)]
 struct Reference<W: Counter> {
     primary: Vec<u32>,
     secondary: Vec<u32>,
@@ -1089,8 +1124,8 @@ fn restated_cells(h: u64, blocks: usize, cells: usize, k: u32) -> Vec<usize> {
 
 impl<W: Counter> Reference<W> {
     /// An empty store with `f`'s table sizes.
-    fn like<P: Policy, S: Storage, H>(f: &Spectral<P, W, S, H>) -> Self {
-        let g = &f.geo;
+    fn like<P: Policy, S: Storage, H>(f: &Spectral<P, Blocked<W, S>, H>) -> Self {
+        let g = &f.store.geo;
         Reference {
             primary: alloc::vec![0; g.primary * W::CELLS],
             secondary: alloc::vec![0; g.secondary * W::CELLS],
@@ -1126,6 +1161,87 @@ impl<W: Counter> Reference<W> {
         for c in cells {
             t[c] = op(u64::from(t[c])).min(u64::from(W::MAX)) as u32;
         }
+    }
+}
+
+/// Equal tables (derived equality would ask `W: PartialEq`).
+impl<W: Counter> PartialEq for Reference<W> {
+    fn eq(&self, other: &Self) -> bool {
+        (
+            &self.primary,
+            &self.secondary,
+            &self.marker,
+            self.blocks,
+            self.k,
+        ) == (
+            &other.primary,
+            &other.secondary,
+            &other.marker,
+            other.blocks,
+            other.k,
+        )
+    }
+}
+
+impl<W: Counter> CounterStore for Reference<W> {
+    type Read<'a, B: Backend> = &'a Self;
+    type Write<'a, B: Backend> = &'a mut Self;
+    const MAX: u32 = W::MAX;
+
+    fn read<B: Backend>(&self, _: B) -> &Self {
+        self
+    }
+    fn write<B: Backend>(&mut self, _: B) -> &mut Self {
+        self
+    }
+    fn engine(&self) -> streambloom_kernels::Engine {
+        streambloom_kernels::Engine::new(Isa::Scalar).unwrap()
+    }
+    fn set_isa(&mut self, _: Isa) -> Result<()> {
+        Ok(())
+    }
+    fn prefetching(&self) -> bool {
+        false
+    }
+    fn prefetch(&self, _: u64) {}
+    fn k(&self) -> u32 {
+        self.k
+    }
+    fn counters(&self) -> usize {
+        self.primary.len()
+    }
+    fn budget(&self) -> usize {
+        self.primary.len() + self.secondary.len()
+    }
+    fn expected_item_counters(&self) -> f64 {
+        Placement::Collapsing.expected_cells::<W>(self.k)
+    }
+    fn shape(&self) -> Shape {
+        Shape {
+            layout: "reference",
+            bits: W::BITS,
+            counters: self.primary.len(),
+            secondary: self.secondary.len(),
+            marker: self.marker.len(),
+            k: self.k,
+            placement: Placement::Collapsing,
+        }
+    }
+    fn primary(&self, i: usize) -> u32 {
+        self.primary.get(i).copied().unwrap_or(0)
+    }
+    fn set_primary(&mut self, i: usize, v: u32) {
+        if let Some(c) = self.primary.get_mut(i) {
+            *c = v.min(W::MAX);
+        }
+    }
+    fn clear_secondary(&mut self) {
+        self.secondary.fill(0);
+        self.marker.fill(false);
+    }
+    fn clear(&mut self) {
+        self.primary.fill(0);
+        self.clear_secondary();
     }
 }
 
@@ -1201,27 +1317,47 @@ fn count_ops() -> impl Strategy<Value = Vec<CountOp>> {
     proptest::collection::vec(op, 0..crate::scaled(400))
 }
 
-/// Takes `r` occurrences of `h` back from the reference (through
-/// [`Removable::remove`]) and from the filter.
-type RemoveBoth<P, W> = fn(&mut P, &mut Reference<W>, &mut Spectral<P, W>, u64, u32);
+/// Takes `r` occurrences of `h` back from the filter over the naive
+/// store and from the filter over [`Blocked`].
+type RemoveBoth<P, W> = fn(&mut Spectral<P, Reference<W>>, &mut Spectral<P, Blocked<W>>, u64, u32);
 
 fn remove_both<P: Removable, W: Counter>(
-    policy: &mut P,
-    reference: &mut Reference<W>,
-    f: &mut Spectral<P, W>,
+    reference: &mut Spectral<P, Reference<W>>,
+    f: &mut Spectral<P, Blocked<W>>,
     h: u64,
     r: u32,
 ) {
-    policy.remove(reference, h, r);
+    reference.remove_n_hash(h, r);
     f.remove_n_hash(h, r);
 }
 
-/// Drives `policy` through [`Policy::insert`], [`Removable::remove`]
-/// (when `remove` is given; removals are skipped otherwise) and
-/// [`Policy::estimate`] on a [`Reference`] store, and the same stream through
-/// a filter with each available kernel implementation: every estimate
-/// (after each operation, of its key) and, at the end, every counter of
-/// every table must be equal.
+/// Every counter of every table of a [`Blocked`] filter, as the naive
+/// store lays them out.
+fn tables_of<P: Policy, W: Counter>(f: &Spectral<P, Blocked<W>>) -> Reference<W> {
+    let mut out = Reference::like(f);
+    let blocks = f.blocks();
+    let g = f.store.geo;
+    let at = |first: usize, i: usize| cell::<W>(&blocks[first + i / W::CELLS], i % W::CELLS);
+    for (i, c) in out.primary.iter_mut().enumerate() {
+        *c = at(0, i);
+    }
+    for (i, c) in out.secondary.iter_mut().enumerate() {
+        *c = at(g.primary, i);
+    }
+    for (i, b) in out.marker.iter_mut().enumerate() {
+        let first = g.primary + g.secondary;
+        *b = cell::<W1>(&blocks[first + i / W1::CELLS], i % W1::CELLS) == 1;
+    }
+    out
+}
+
+/// Drives the same stream through a `Spectral` filter over the naive
+/// [`Reference`] store and through the same filter over [`Blocked`] with
+/// each available kernel implementation, through the public API only:
+/// item inserts and removals (removals skipped when `remove` is not
+/// given), estimates after each operation (of its key), then the batch
+/// estimate of every key, a union and a join with a copy: every answer,
+/// total and counter must be equal.
 fn agrees_with_reference<P: Policy, W: Counter>(
     policy: P,
     counters: usize,
@@ -1235,64 +1371,54 @@ fn agrees_with_reference<P: Policy, W: Counter>(
         policy,
     };
     for isa in Isa::available() {
-        let mut f = Spectral::<P, W>::new(params.clone(), 7).unwrap();
+        let mut f = Spectral::<P, Blocked<W>>::new(params.clone(), 7).unwrap();
         f.set_isa(isa).unwrap();
-        let mut reference = Reference::like(&f);
-        let mut policy = params.policy.clone();
+        let store = Reference::like(&f);
+        let mut reference =
+            Spectral::from_store(store, params.policy.clone(), hash::seeded_hasher(7)).unwrap();
         let what = |op: &CountOp| std::format!("{} W{} {isa:?} {op:?}", P::NAME, W::BITS);
         for op in ops {
             let key = match *op {
                 CountOp::Insert(key, r) => {
-                    let h = f.hash(&key);
-                    policy.insert(&mut reference, h, r);
-                    f.insert_n_hash(h, r);
+                    reference.insert_n(&key, r);
+                    f.insert_n(&key, r);
                     key
                 }
                 CountOp::Remove(key, r) => {
                     if let Some(remove) = remove {
                         let h = f.hash(&key);
-                        remove(&mut policy, &mut reference, &mut f, h, r);
+                        remove(&mut reference, &mut f, h, r);
                     }
                     key
                 }
                 CountOp::Estimate(key) => key,
             };
-            let h = f.hash(&key);
-            prop_assert_eq!(
-                f.estimate_hash(h),
-                policy.estimate(&reference, h),
-                "{}",
-                what(op)
-            );
+            prop_assert_eq!(f.estimate(&key), reference.estimate(&key), "{}", what(op));
         }
-        let blocks = f.blocks();
-        let g = f.geo;
-        let table = |t: &[u32], first: usize| -> Vec<u32> {
-            (0..t.len())
-                .map(|i| cell::<W>(&blocks[first + i / W::CELLS], i % W::CELLS))
-                .collect()
-        };
+        prop_assert_eq!(f.total(), reference.total());
         prop_assert_eq!(
-            table(&reference.primary, 0),
-            reference.primary.clone(),
-            "{} primary",
-            P::NAME
+            &tables_of(&f),
+            reference.store(),
+            "{} W{} tables",
+            P::NAME,
+            W::BITS
         );
+        let keys: Vec<u16> = (0..80).collect();
+        let (mut mine, mut theirs) = ([0; 80], [0; 80]);
+        f.estimate_batch(&keys, &mut mine).unwrap();
+        reference.estimate_batch(&keys, &mut theirs).unwrap();
+        prop_assert_eq!(mine, theirs);
+        let (f_copy, r_copy) = (f.clone(), reference.clone());
+        prop_assert_eq!(f.union(&f_copy), reference.union(&r_copy));
+        prop_assert_eq!(f.join(&f_copy), reference.join(&r_copy));
+        prop_assert_eq!(f.total(), reference.total());
         prop_assert_eq!(
-            table(&reference.secondary, g.primary),
-            reference.secondary.clone(),
-            "{} secondary",
-            P::NAME
+            &tables_of(&f),
+            reference.store(),
+            "{} W{} merged",
+            P::NAME,
+            W::BITS
         );
-        let marker: Vec<bool> = (0..reference.marker.len())
-            .map(|i| {
-                cell::<W1>(
-                    &blocks[g.primary + g.secondary + i / W1::CELLS],
-                    i % W1::CELLS,
-                ) == 1
-            })
-            .collect();
-        prop_assert_eq!(marker, reference.marker.clone(), "{} marker", P::NAME);
     }
     Ok(())
 }
@@ -1355,16 +1481,16 @@ fn a_restored_trapping_filter_is_the_saved_one_without_its_traps() {
         k: 4,
         policy: trapping.clone(),
     };
-    let mut f = Spectral::<RecurringMinimum, W16>::new(params.clone(), 5).unwrap();
+    let mut f = Spectral::<RecurringMinimum, Blocked<W16>>::new(params.clone(), 5).unwrap();
     let mut x = 3u64;
     for _ in 0..crate::scaled(3000) {
         x = mix64(x);
         f.insert_n(&(x % 200), 1 + (x >> 62) as u32);
     }
     assert!(f.policy != trapping, "the stream set no trap");
-    let mut g = Spectral::<RecurringMinimum, W16>::restore(
+    let mut g = Spectral::<RecurringMinimum, Blocked<W16>>::restore(
         params,
-        f.blocks().to_vec(),
+        f.store().blocks().to_vec(),
         hash::seeded_hasher(5),
         f.total(),
     )

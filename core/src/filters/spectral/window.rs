@@ -1,9 +1,8 @@
 //! A Spectral filter over a **sliding window** of the last `W` inserted
 //! items (§2.2 "Deletions and sliding window maintenance", §6.2).
 
-use super::{Counter, DefaultStorage, Removable, Spectral, W32};
+use super::{Blocked, CounterStore, Removable, Spectral};
 use crate::hash::DefaultHasher;
-use crate::store::Storage;
 use crate::{Error, Result};
 use alloc::collections::VecDeque;
 use core::hash::{BuildHasher, Hash};
@@ -39,13 +38,15 @@ use core::hash::{BuildHasher, Hash};
 /// # Ok::<(), streambloom::Error>(())
 /// ```
 #[derive(Clone)]
-pub struct SlidingWindow<P: Removable, W: Counter = W32, S = DefaultStorage, H = DefaultHasher> {
-    filter: Spectral<P, W, S, H>,
+pub struct SlidingWindow<P: Removable, C: CounterStore = Blocked, H = DefaultHasher> {
+    filter: Spectral<P, C, H>,
     ring: VecDeque<u64>,
     window: usize,
 }
 
-impl<P: Removable, W: Counter, S: Storage, H> core::fmt::Debug for SlidingWindow<P, W, S, H> {
+impl<P: Removable, C: CounterStore + core::fmt::Debug, H> core::fmt::Debug
+    for SlidingWindow<P, C, H>
+{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("SlidingWindow")
             .field("window", &self.window)
@@ -55,12 +56,12 @@ impl<P: Removable, W: Counter, S: Storage, H> core::fmt::Debug for SlidingWindow
     }
 }
 
-impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> SlidingWindow<P, W, S, H> {
+impl<P: Removable, C: CounterStore, H: BuildHasher> SlidingWindow<P, C, H> {
     /// A window of the last `window` items over `filter`, which must be
     /// empty (contents it held before would never leave the window). An
     /// error for `window = 0` or a filter with a non-zero
     /// [`total`](Spectral::total).
-    pub fn new(filter: Spectral<P, W, S, H>, window: usize) -> Result<Self> {
+    pub fn new(filter: Spectral<P, C, H>, window: usize) -> Result<Self> {
         if window == 0 {
             return Err(Error::param("window", window, "at least 1"));
         }
@@ -132,7 +133,7 @@ impl<P: Removable, W: Counter, S: Storage, H: BuildHasher> SlidingWindow<P, W, S
     }
 
     /// The filter of the window's items.
-    pub fn filter(&self) -> &Spectral<P, W, S, H> {
+    pub fn filter(&self) -> &Spectral<P, C, H> {
         &self.filter
     }
 }

@@ -1,0 +1,442 @@
+//! The fixed-width blocked counter store, [`Blocked`]: `W`-bit saturating
+//! counters in 64-byte blocks, an item's `k` counters of a table in one
+//! block of it (blocked hashing, see [`crate::hash`]), run with the SIMD
+//! kernels of [`streambloom_kernels`].
+
+use super::counters::{CounterStore, Counters, CountersMut, Shape, Table, MAX_ITEM_COUNTERS};
+use super::policy::{Plan, Policy};
+use super::Counter;
+use crate::hash::{self, mix64, Placement, Probe};
+use crate::store::{blocks_named, Cells, DefaultStorage, Storage};
+use crate::{Error, Result};
+use streambloom_kernels::{
+    cell, prefetch, set_cell, Backend, Block, Engine, Isa, Mask, MinCount, Ops, Width, W1, W32,
+};
+
+/// How [`Spectral`](super::Spectral) places an item's `k` counters in its block, in every
+/// region (primary, secondary, marker): the measured choice, see the
+/// [`hash`] module docs.
+pub const PLACEMENT: Placement = Placement::Collapsing;
+
+pub(super) const SECONDARY_SALT: u64 = 0x5EC0_4DA7_5EC0_4DA7;
+pub(super) const MARKER_SALT: u64 = 0x3A7C_E7B1_0F17_E7ED;
+
+/// Block counts of the filter's regions, in storage order: primary,
+/// secondary, marker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Geometry {
+    pub(super) primary: usize,
+    pub(super) secondary: usize,
+    pub(super) marker: usize,
+    pub(super) k: u32,
+    /// The placement under test ([`PLACEMENT`] outside tests).
+    #[cfg(test)]
+    pub(super) placement: Placement,
+}
+
+impl Geometry {
+    pub(super) fn total(&self) -> usize {
+        self.primary + self.secondary + self.marker
+    }
+
+    /// The placement of items' counters: [`PLACEMENT`], or another in
+    /// tests.
+    #[inline(always)]
+    pub(super) fn placement(&self) -> Placement {
+        #[cfg(test)]
+        return self.placement;
+        #[cfg(not(test))]
+        PLACEMENT
+    }
+
+    /// Item `h`'s cells in a region of `blocks` blocks (block numbers
+    /// from the region's start).
+    #[inline(always)]
+    pub(super) fn probe_in<W: Width>(&self, h: u64, blocks: usize) -> Probe<W> {
+        Probe {
+            block: hash::block_of(h, blocks),
+            mask: hash::placed_cells::<W>(PLACEMENT, self.placement(), h, self.k),
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn primary<W: Counter>(&self, h: u64) -> Probe<W> {
+        self.probe_in::<W>(h, self.primary)
+    }
+
+    #[inline(always)]
+    pub(super) fn secondary<W: Counter>(&self, h: u64) -> Probe<W> {
+        let mut p = self.probe_in::<W>(mix64(h ^ SECONDARY_SALT), self.secondary);
+        p.block += self.primary;
+        p
+    }
+
+    #[inline(always)]
+    pub(super) fn marker(&self, h: u64) -> Probe<W1> {
+        let mut p = self.probe_in::<W1>(mix64(h ^ MARKER_SALT), self.marker);
+        p.block += self.primary + self.secondary;
+        p
+    }
+}
+
+/// A filter's blocks seen through the [`Counters`] interface, with backend
+/// `B`'s kernels (inside [`streambloom_kernels::Engine::run`]): the
+/// [`Blocked`] store's read view.
+pub struct Ctx<'a, W: Width, B: Backend> {
+    blocks: &'a [Block],
+    kernels: Ops<W, B>,
+    marker: Ops<W1, B>,
+    geo: &'a Geometry,
+}
+
+/// [`Ctx`] with write access ([`CountersMut`]): the [`Blocked`] store's
+/// write view.
+pub struct CtxMut<'a, W: Width, B: Backend> {
+    blocks: &'a mut [Block],
+    kernels: Ops<W, B>,
+    marker: Ops<W1, B>,
+    geo: &'a Geometry,
+}
+
+impl Geometry {
+    /// The item's counters in `table`.
+    #[inline(always)]
+    pub(super) fn probe<W: Counter>(&self, table: Table, h: u64) -> Probe<W> {
+        match table {
+            Table::Primary => self.primary(h),
+            Table::Secondary => self.secondary(h),
+        }
+    }
+
+    /// The same, for the marker filter.
+    #[inline(always)]
+    pub(super) fn marked<B: Backend>(&self, ops: Ops<W1, B>, blocks: &[Block], h: u64) -> bool {
+        if self.marker == 0 {
+            return false;
+        }
+        let p = self.marker(h);
+        !ops.any_zero(&blocks[p.block], p.mask)
+    }
+
+    /// The item's distinct primary counters ([`Counters::primary_counters`]).
+    #[inline(always)]
+    pub(super) fn primary_counters<W: Counter>(
+        &self,
+        blocks: &[Block],
+        h: u64,
+        out: &mut [(usize, u32); MAX_ITEM_COUNTERS],
+    ) -> usize {
+        let p = self.primary::<W>(h);
+        let mut cells = p.mask;
+        let mut n = 0;
+        while let Some(i) = cells.pop_lowest() {
+            // A block holds at most MAX_ITEM_COUNTERS counters.
+            if let Some(slot) = out.get_mut(n) {
+                *slot = (p.block * W::CELLS + i, cell::<W>(&blocks[p.block], i));
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+impl<W: Counter, B: Backend> Counters for Ctx<'_, W, B> {
+    #[inline(always)]
+    fn min_count(&self, table: Table, h: u64) -> MinCount {
+        let p = self.geo.probe::<W>(table, h);
+        self.kernels.min_count(&self.blocks[p.block], p.mask)
+    }
+
+    #[inline(always)]
+    fn marked(&self, h: u64) -> bool {
+        self.geo.marked(self.marker, self.blocks, h)
+    }
+
+    #[inline(always)]
+    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
+        self.geo.primary_counters::<W>(self.blocks, h, out)
+    }
+}
+
+impl<W: Counter, B: Backend> Counters for CtxMut<'_, W, B> {
+    #[inline(always)]
+    fn min_count(&self, table: Table, h: u64) -> MinCount {
+        let p = self.geo.probe::<W>(table, h);
+        self.kernels.min_count(&self.blocks[p.block], p.mask)
+    }
+
+    #[inline(always)]
+    fn marked(&self, h: u64) -> bool {
+        self.geo.marked(self.marker, self.blocks, h)
+    }
+
+    #[inline(always)]
+    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
+        self.geo.primary_counters::<W>(self.blocks, h, out)
+    }
+}
+
+impl<W: Counter, B: Backend> CountersMut for CtxMut<'_, W, B> {
+    #[inline(always)]
+    fn add(&mut self, table: Table, h: u64, r: u32) {
+        let p = self.geo.probe::<W>(table, h);
+        self.kernels.add_sat(&mut self.blocks[p.block], p.mask, r);
+    }
+
+    #[inline(always)]
+    fn sub(&mut self, table: Table, h: u64, r: u32) {
+        let p = self.geo.probe::<W>(table, h);
+        self.kernels.sub_sat(&mut self.blocks[p.block], p.mask, r);
+    }
+
+    #[inline(always)]
+    fn raise_to(&mut self, table: Table, h: u64, v: u32) {
+        let p = self.geo.probe::<W>(table, h);
+        self.kernels
+            .max_assign(&mut self.blocks[p.block], p.mask, v);
+    }
+
+    #[inline(always)]
+    fn mark(&mut self, h: u64) {
+        if self.geo.marker == 0 {
+            return;
+        }
+        let p = self.geo.marker(h);
+        self.marker.assign(&mut self.blocks[p.block], p.mask, 1);
+    }
+}
+
+pub(super) fn plan_geometry<P: Policy, W: Counter>(
+    policy: &P,
+    counters: usize,
+    k: u32,
+) -> Result<Geometry> {
+    if counters == 0 {
+        return Err(Error::param("counters", counters, "at least 1"));
+    }
+    let plan: Plan = policy.plan(counters)?;
+    let primary = blocks_named::<W>(plan.primary, "counters")?;
+    let secondary = if plan.secondary == 0 {
+        0
+    } else {
+        blocks_named::<W>(plan.secondary, "counters")?
+    };
+    let marker = if plan.marker == 0 {
+        0
+    } else {
+        blocks_named::<W1>(plan.marker, "marker bits")?
+    };
+    if k == 0 || k as usize > W::CELLS {
+        return Err(Error::param(
+            "k",
+            k,
+            "in 1..=W::CELLS, the counters of a block (64, 32, 16 for W8, W16, W32)",
+        ));
+    }
+    // Saturating: a primary too large to count in `usize` is far above `k`
+    // (and rejected as too large just below).
+    if primary.saturating_mul(W::CELLS) <= k as usize {
+        return Err(Error::param("k", k, "below the number of primary counters"));
+    }
+    let geo = Geometry {
+        primary,
+        secondary,
+        marker,
+        k,
+        #[cfg(test)]
+        placement: PLACEMENT,
+    };
+    crate::store::bytes_for(geo.total(), "counters", counters)?;
+    Ok(geo)
+}
+
+/// The fixed-width blocked [`CounterStore`]: `W`-bit saturating counters
+/// ([`W8`](crate::W8), [`W16`](crate::W16) or [`W32`], the default) in
+/// 64-byte blocks held by `S` (a `Vec<Block>` by default, or a caller's
+/// `&mut [Block]`): the primary table, then Recurring Minimum's secondary,
+/// then its marker bits. An item's counters in a table are `k` cells of one
+/// block, placed by [`PLACEMENT`]: one cache line per table per item, and
+/// every operation one SIMD select-then-update of that line.
+///
+/// A [`Spectral`](super::Spectral) filter builds its store from its
+/// parameters ([`Spectral::new`](super::Spectral::new) and the other
+/// constructors); the store is named only in the filter's type:
+///
+/// ```
+/// use streambloom::spectral::{Blocked, MinimumSelection, Spectral, SpectralParams};
+/// use streambloom::W8;
+/// let mut f = Spectral::<MinimumSelection, Blocked<W8>>::new(SpectralParams::new(640, 4), 1)?;
+/// f.insert_n("x", 300);
+/// assert_eq!(f.estimate("x"), 255); // 8-bit counters saturate
+/// assert_eq!(f.store().blocks().len(), 10);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Blocked<W: Counter = W32, S = DefaultStorage> {
+    pub(super) cells: Cells<W, S>,
+    pub(super) geo: Geometry,
+}
+
+impl<W: Counter, S: Storage> core::fmt::Debug for Blocked<W, S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Blocked")
+            .field("bits", &W::BITS)
+            .field("k", &self.geo.k)
+            .field("blocks", &self.geo)
+            .field("isa", &self.cells.isa())
+            .finish()
+    }
+}
+
+/// Two stores are equal when their geometry and counters are.
+impl<W: Counter, S: Storage> PartialEq for Blocked<W, S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.geo == other.geo && self.cells.blocks() == other.cells.blocks()
+    }
+}
+
+impl<W: Counter, S: Storage> Blocked<W, S> {
+    /// The store of `policy`'s plan of `counters` counters, `k` per item,
+    /// adopting `storage`'s contents (which must be exactly the blocks the
+    /// plan needs).
+    pub(super) fn new<P: Policy>(policy: &P, counters: usize, k: u32, storage: S) -> Result<Self> {
+        let geo = plan_geometry::<P, W>(policy, counters, k)?;
+        let cells = Cells::new(storage, geo.total())?;
+        Ok(Blocked { cells, geo })
+    }
+
+    /// All blocks (primary, then secondary, then marker): for comparing and
+    /// persisting filters (and [`Spectral::restore`](super::Spectral::restore)).
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// assert_eq!(f.store().blocks().len(), 256);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn blocks(&self) -> &[Block] {
+        self.cells.blocks()
+    }
+
+    /// The kernel implementation in use.
+    ///
+    /// ```
+    /// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+    /// let f = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+    /// assert_eq!(f.store().isa(), streambloom::Isa::detect());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn isa(&self) -> Isa {
+        self.cells.isa()
+    }
+}
+
+impl<W: Counter, S: Storage> CounterStore for Blocked<W, S> {
+    type Read<'a, B: Backend>
+        = Ctx<'a, W, B>
+    where
+        Self: 'a;
+    type Write<'a, B: Backend>
+        = CtxMut<'a, W, B>
+    where
+        Self: 'a;
+
+    const MAX: u32 = W::MAX;
+
+    #[inline(always)]
+    fn read<B: Backend>(&self, backend: B) -> Ctx<'_, W, B> {
+        Ctx {
+            blocks: self.cells.blocks(),
+            kernels: Ops::new(backend),
+            marker: Ops::new(backend),
+            geo: &self.geo,
+        }
+    }
+
+    #[inline(always)]
+    fn write<B: Backend>(&mut self, backend: B) -> CtxMut<'_, W, B> {
+        CtxMut {
+            blocks: self.cells.blocks_mut(),
+            kernels: Ops::new(backend),
+            marker: Ops::new(backend),
+            geo: &self.geo,
+        }
+    }
+
+    #[inline(always)]
+    fn engine(&self) -> Engine {
+        self.cells.engine()
+    }
+
+    fn set_isa(&mut self, isa: Isa) -> Result<()> {
+        self.cells.set_isa(isa)
+    }
+
+    #[inline(always)]
+    fn prefetching(&self) -> bool {
+        self.cells.prefetching()
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, h: u64) {
+        let blocks = self.cells.blocks();
+        let geo = &self.geo;
+        prefetch(&blocks[geo.primary::<W>(h).block]);
+        if geo.secondary > 0 {
+            prefetch(&blocks[geo.secondary::<W>(h).block]);
+        }
+        if geo.marker > 0 {
+            prefetch(&blocks[geo.marker(h).block]);
+        }
+    }
+
+    fn k(&self) -> u32 {
+        self.geo.k
+    }
+
+    fn counters(&self) -> usize {
+        self.geo.primary * W::CELLS
+    }
+
+    fn budget(&self) -> usize {
+        (self.geo.primary + self.geo.secondary) * W::CELLS
+    }
+
+    fn expected_item_counters(&self) -> f64 {
+        // [`PLACEMENT`] collapses repeats: fewer than `k` on average.
+        self.geo.placement().expected_cells::<W>(self.geo.k)
+    }
+
+    fn shape(&self) -> Shape {
+        Shape {
+            layout: "blocked",
+            bits: W::BITS,
+            counters: self.counters(),
+            secondary: self.geo.secondary * W::CELLS,
+            marker: self.geo.marker * W1::CELLS,
+            k: self.geo.k,
+            placement: self.geo.placement(),
+        }
+    }
+
+    fn primary(&self, i: usize) -> u32 {
+        match self.cells.get(i) {
+            Some(v) if i < self.counters() => v,
+            _ => 0,
+        }
+    }
+
+    fn set_primary(&mut self, i: usize, v: u32) {
+        if i < self.counters() {
+            set_cell::<W>(self.cells.block_mut(i / W::CELLS), i % W::CELLS, v);
+        }
+    }
+
+    fn clear_secondary(&mut self) {
+        self.cells.blocks_mut()[self.geo.primary..].fill(Block::ZERO);
+    }
+
+    fn clear(&mut self) {
+        self.cells.clear();
+    }
+}
