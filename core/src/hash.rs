@@ -742,7 +742,7 @@ pub(crate) fn probes_by<W: Width>(
         };
     }
     let second = Probe {
-        block: block_of(h ^ SECOND_BLOCK_SALT, blocks),
+        block: second_block_of(h, blocks),
         mask: cells(h ^ SECOND_CELLS_SALT, k2),
     };
     if second.block == first.block {
@@ -758,6 +758,14 @@ pub(crate) fn probes_by<W: Width>(
         first,
         second: Some(second),
     }
+}
+
+/// The second block of hash `h` under [`Layout::TwoBlocks`] (which
+/// [`probes`] merges into the first when they are equal): the batch forms
+/// prefetch it.
+#[inline(always)]
+pub(crate) fn second_block_of(h: u64, blocks: usize) -> usize {
+    block_of(h ^ SECOND_BLOCK_SALT, blocks)
 }
 
 /// The cells of either mask.

@@ -52,7 +52,7 @@ fn stable(eviction: Eviction) -> StableParams {
 
 #[test]
 fn classic_with_storage_zeroes_and_restore_adopts() {
-    let params = ClassicParams { cells: 4096, k: 5 };
+    let params = ClassicParams::new(4096, 5);
     let blocks = params.blocks().unwrap();
     let fresh = Classic::new(params, 9).unwrap();
     let mut f = Classic::with_storage(params, dirty(blocks), seeded_hasher(9)).unwrap();
@@ -263,7 +263,7 @@ fn restore_rejects_what_it_cannot_adopt() {
             assert!(text.contains(part), "{text:?} lacks {part:?}");
         }
     };
-    let cp = ClassicParams { cells: 4096, k: 5 };
+    let cp = ClassicParams::new(4096, 5);
     length(
         Classic::restore(cp, dirty(7), seeded_hasher(1)).unwrap_err(),
         8,
@@ -333,11 +333,7 @@ fn restore_rejects_what_it_cannot_adopt() {
     }
     // Parameters are validated as by `new`.
     assert!(matches!(
-        Classic::restore(
-            ClassicParams { cells: 4096, k: 0 },
-            dirty(8),
-            seeded_hasher(1)
-        ),
+        Classic::restore(ClassicParams::new(4096, 0), dirty(8), seeded_hasher(1)),
         Err(Error::Parameter { name: "k", .. })
     ));
 }
@@ -355,14 +351,7 @@ fn every_error_says_what_was_given_and_what_is_allowed() {
             );
         }
     };
-    let e = Classic::new(
-        ClassicParams {
-            cells: 4096,
-            k: 600,
-        },
-        1,
-    )
-    .unwrap_err();
+    let e = Classic::new(ClassicParams::new(4096, 600), 1).unwrap_err();
     let Error::Parameter { allowed, .. } = e else {
         panic!("{e:?}")
     };

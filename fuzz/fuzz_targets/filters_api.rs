@@ -153,10 +153,7 @@ fn formulas<W: Width>(i: &Input) {
     for (n, m, k, z, t) in ops.take(4) {
         {
             classic_formulas(
-                ClassicParams {
-                    cells: m as usize,
-                    k,
-                },
+                ClassicParams::new(m as usize, k),
                 n,
                 t,
             );
@@ -179,7 +176,7 @@ fn formulas<W: Width>(i: &Input) {
 
 fn classic(i: &Input) {
     let (bits, k) = (cap(i.a.cells), i.a.k);
-    let f = Classic::new(ClassicParams { cells: bits, k }, i.a.seed);
+    let f = Classic::new(ClassicParams::new(bits, k), i.a.seed);
     assert_eq!(f.is_ok(), bits >= 1 && (1..=512).contains(&k));
     let Ok(mut f) = f else { return };
     let mut model = HashSet::new();

@@ -46,10 +46,7 @@ fn classic(i: &Input, isa: Isa) -> Option<(Vec<bool>, Vec<Block>)> {
     let bits = usize::from(i.cells % 4096);
     let mut buf = vec![Block::ZERO; bits.div_ceil(512)];
     let mut f = Classic::with_storage(
-        ClassicParams {
-            cells: bits,
-            k: u32::from(i.k),
-        },
+        ClassicParams::new(bits, u32::from(i.k)),
         &mut buf[..],
         seeded_hasher(i.seed),
     )

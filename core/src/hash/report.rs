@@ -50,14 +50,7 @@ fn ns_per(n: u64, mut op: impl FnMut(u64)) -> f64 {
 fn classic(place: Placement, n: u64, runs: u64) -> Vec<f64> {
     (0..runs)
         .map(|r| {
-            let mut f = Classic::new(
-                ClassicParams {
-                    cells: 1 << 20,
-                    k: 7,
-                },
-                5 + r,
-            )
-            .unwrap();
+            let mut f = Classic::new(ClassicParams::new(1 << 20, 7), 5 + r).unwrap();
             f.set_placement(place);
             let base = r << 48;
             for i in 0..n {
@@ -221,14 +214,7 @@ fn report_placement_speed() {
     println!("In-cache insert, 16 KiB, ns per item (best of 3 passes of 2^20 keys)");
     let n = 1 << 20;
     for place in Placement::ALL {
-        let mut c = Classic::new(
-            ClassicParams {
-                cells: 16 * 1024 * 8,
-                k: 7,
-            },
-            1,
-        )
-        .unwrap();
+        let mut c = Classic::new(ClassicParams::new(16 * 1024 * 8, 7), 1).unwrap();
         c.set_placement(place);
         let mut s = StableBloom::<W8>::new(
             StableParams {

@@ -57,10 +57,7 @@ pub fn targets() -> Vec<Target> {
 
 /// The filter measured: `bytes` of bits, k = 5.
 fn classic(bytes: usize, isa: Isa) -> Result<Classic, String> {
-    let params = ClassicParams {
-        cells: bytes * 8,
-        k: K,
-    };
+    let params = ClassicParams::new(bytes * 8, K);
     let mut f = Classic::new(params, SEED).map_err(|e| e.to_string())?;
     f.set_isa(isa).map_err(|e| e.to_string())?;
     Ok(f)
