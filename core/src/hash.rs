@@ -674,12 +674,12 @@ pub struct Probes<W: Width> {
 }
 
 /// Salt of the remix the second block is chosen by ([`Layout::TwoBlocks`]).
-const SECOND_BLOCK_SALT: u64 = 0xBB67_AE85_84CA_A73B;
+pub(crate) const SECOND_BLOCK_SALT: u64 = 0xBB67_AE85_84CA_A73B;
 
 /// Salt of the hash the second half's cells are placed from: its cells read
 /// `mix64(h ^ SECOND_CELLS_SALT ^ CELL_SALT)`, a remix independent of the
 /// first half's and of both blocks'.
-const SECOND_CELLS_SALT: u64 = 0x3C6E_F372_FE94_F82B;
+pub(crate) const SECOND_CELLS_SALT: u64 = 0x3C6E_F372_FE94_F82B;
 
 /// The probes of hash `h` under `layout` in a filter of `blocks` blocks
 /// with `k` cells an item, placed by `placement` (see [`Layout`] for the

@@ -19,7 +19,7 @@ use streambloom::hash::{mix64, seeded_hasher};
 use streambloom::spectral::{
     MinimalIncrease, MinimumSelection, RecurringMinimum, Removable, Spectral, SpectralParams,
 };
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Block, Error, Isa, Value, W16, W4, W8};
 
 /// `n` blocks of non-zero garbage, different in every byte.
@@ -47,6 +47,7 @@ fn stable(eviction: Eviction) -> StableParams {
         k: 3,
         p: 6,
         eviction,
+        layout: Layout::OneBlock,
     }
 }
 

@@ -12,7 +12,7 @@ use streambloom::spectral::{
     Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum, Removable,
     SlidingWindow, Spectral, SpectralParams,
 };
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 /// Largest cell count a filter is built with (validation sees raw values).
@@ -167,6 +167,7 @@ fn formulas<W: Width>(i: &Input) {
                 } else {
                     Eviction::Random
                 },
+                layout: Layout::OneBlock,
             };
             stable_formulas::<W>(&raw, i.a.cells, t);
             spectral_formulas(n, m, k, z, t);
@@ -245,6 +246,7 @@ fn stable<W: Width>(i: &Input) {
         k,
         p,
         eviction,
+        layout: Layout::OneBlock,
     };
     assert_eq!(
         raw.blocks::<W>().is_ok(),

@@ -8,7 +8,7 @@ use streambloom::hash::seeded_hasher;
 use streambloom::spectral::{
     Counter, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral, SpectralParams,
 };
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Block, Classic, ClassicParams, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 #[derive(Arbitrary, Debug)]
@@ -75,6 +75,7 @@ fn stable<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)>
         } else {
             Eviction::Random
         },
+        layout: Layout::OneBlock,
     };
     let mut buf = vec![Block::ZERO; params.blocks::<W>().ok()?];
     let mut f =

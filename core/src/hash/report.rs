@@ -12,7 +12,7 @@
 use super::{mix64, Placement};
 use crate::rng::Rng;
 use crate::spectral::{Counter, MinimalIncrease, MinimumSelection, Policy, Spectral};
-use crate::stable::{Eviction, StableBloom, StableParams};
+use crate::stable::{Eviction, Layout, StableBloom, StableParams};
 use crate::{Classic, RecurringMinimum, Width, W16, W32, W4, W8};
 use crate::{ClassicParams, SpectralParams};
 use std::time::Instant;
@@ -191,6 +191,7 @@ fn report_placement() {
             k,
             p,
             eviction,
+            layout: Layout::OneBlock,
         };
         stable_rows::<W8>(p(3, 5, 67), 12);
         stable_rows::<W4>(p(3, 3, 86), 12);
@@ -223,6 +224,7 @@ fn report_placement_speed() {
                 k: 5,
                 p: 67,
                 eviction: Eviction::Random,
+                layout: Layout::OneBlock,
             },
             1,
         )

@@ -3,7 +3,7 @@
 
 use std::hint::black_box;
 
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Isa, W8};
 
 use super::super::sampler::{Plan, BATCH, SEED};
@@ -97,6 +97,7 @@ fn stable(bytes: usize, isa: Isa, eviction: Eviction) -> Result<StableBloom<W8>,
         k: K,
         p: 1,
         eviction,
+        layout: Layout::OneBlock,
     }
     .with_smallest_p::<W8>(0.01)
     .map_err(|e| e.to_string())?;
