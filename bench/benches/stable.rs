@@ -6,7 +6,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::Duration;
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{hash::mix64, Isa, Width, W4, W8};
 
 const KEYS: usize = 1 << 16;
@@ -62,6 +62,7 @@ fn stable(c: &mut Criterion) {
                 k: 5,
                 p: 1,
                 eviction,
+                layout: Layout::OneBlock,
             }
             .with_smallest_p::<W8>(0.01)
             .ok()
@@ -74,6 +75,7 @@ fn stable(c: &mut Criterion) {
             k: 3,
             p: 180,
             eviction: Eviction::Random,
+            layout: Layout::OneBlock,
         })
     });
 }

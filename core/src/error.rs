@@ -9,7 +9,7 @@ use core::fmt;
 /// ```
 /// use streambloom::classic::{Classic, ClassicParams};
 /// use streambloom::{Error, Value};
-/// let e = Classic::new(ClassicParams { cells: 1024, k: 0 }, 7).unwrap_err();
+/// let e = Classic::new(ClassicParams::new(1024, 0), 7).unwrap_err();
 /// assert_eq!(e, Error::Parameter { name: "k", given: Value::Int(0), allowed: "at least 1" });
 /// assert_eq!(e.to_string(), "parameter `k` is 0: must be at least 1");
 /// ```

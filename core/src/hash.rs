@@ -584,6 +584,200 @@ pub fn probe_with<W: Width>(placement: Placement, h: u64, blocks: usize, k: u32)
     }
 }
 
+/// Where an item's cells go: one block, or two independent blocks.
+///
+/// - [`OneBlock`](Layout::OneBlock) (the default): all `k` cells in the
+///   block [`block_of`] picks. One cache line per item, the fastest, but
+///   the cells share their block's load (its recent inserts and, in
+///   counting or forgetting filters, its decrements), which correlates
+///   them: the false-positive rate exceeds the unblocked model's (Putze,
+///   Sanders & Singler 2007, §3), and the Stable filter's exceeds the
+///   paper's bound `(1 - stable_point)^K` by several times.
+/// - [`TwoBlocks`](Layout::TwoBlocks): `⌈k/2⌉` cells in the block
+///   [`block_of`] picks and `⌊k/2⌋` in a second block picked from an
+///   independent remix of the hash. Each half still sees one block's load,
+///   but the two halves see independent loads, so an item's `k` cells are
+///   correlated in pairs of halves instead of all together, which restores
+///   most of the unblocked model's accuracy. It costs one more line read
+///   per item, which the batch forms overlap by prefetching both lines.
+///
+/// Each half is a select-then-reduce/update over one block with the same
+/// kernels as one block. When both halves land in the same block (chance
+/// `1/blocks`) [`probes`] merges them into **one** probe, the union of the
+/// two masks, so that no cell is touched twice by one item: a cell is read
+/// once by a min or a count and raised once by a max-assign or an add,
+/// whatever the layout. With `k = 1` there is no second half and the
+/// layouts agree.
+///
+/// ```
+/// use streambloom::hash::{probes, Layout, Placement};
+/// use streambloom::{Mask, W8};
+/// let one = probes::<W8>(Layout::OneBlock, Placement::Floyd, 42, 1000, 5);
+/// assert!(one.second.is_none() && one.first.mask.count() == 5);
+/// let two = probes::<W8>(Layout::TwoBlocks, Placement::Floyd, 42, 1000, 5);
+/// let second = two.second.unwrap(); // different blocks: chance 999/1000
+/// assert_eq!((two.first.mask.count(), second.mask.count()), (3, 2));
+/// assert_eq!(two.first.block, one.first.block); // the first block is the same
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// All `k` cells of an item in one block.
+    #[default]
+    OneBlock,
+    /// `⌈k/2⌉` cells in one block and `⌊k/2⌋` in a second, independent one.
+    TwoBlocks,
+}
+
+impl Layout {
+    /// Both layouts, for comparisons.
+    ///
+    /// ```
+    /// assert_eq!(streambloom::hash::Layout::ALL.len(), 2);
+    /// ```
+    pub const ALL: [Layout; 2] = [Layout::OneBlock, Layout::TwoBlocks];
+
+    /// The cells of each half of an item of `k` cells: `(k, 0)` for one
+    /// block, `(⌈k/2⌉, ⌊k/2⌋)` for two. The formulas of every filter split
+    /// `k` this way.
+    ///
+    /// ```
+    /// use streambloom::hash::Layout;
+    /// assert_eq!(Layout::OneBlock.halves(5), (5, 0));
+    /// assert_eq!(Layout::TwoBlocks.halves(5), (3, 2));
+    /// assert_eq!(Layout::TwoBlocks.halves(1), (1, 0));
+    /// ```
+    #[inline(always)]
+    pub const fn halves(self, k: u32) -> (u32, u32) {
+        match self {
+            Layout::OneBlock => (k, 0),
+            Layout::TwoBlocks => (k - k / 2, k / 2),
+        }
+    }
+}
+
+/// The probes of one item under a [`Layout`]: the first block's, and the
+/// second block's for [`Layout::TwoBlocks`] when the halves landed in
+/// different blocks (see [`probes`]).
+///
+/// ```
+/// use streambloom::hash::{probes, Layout, Placement};
+/// use streambloom::W8;
+/// let p = probes::<W8>(Layout::TwoBlocks, Placement::Floyd, 7, 1, 4);
+/// assert!(p.second.is_none()); // one block: the halves merge
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Probes<W: Width> {
+    /// The first block and its cells (all `k` of them for one block).
+    pub first: Probe<W>,
+    /// The second block and its cells, in a block other than the first.
+    pub second: Option<Probe<W>>,
+}
+
+/// Salt of the remix the second block is chosen by ([`Layout::TwoBlocks`]).
+pub(crate) const SECOND_BLOCK_SALT: u64 = 0xBB67_AE85_84CA_A73B;
+
+/// Salt of the hash the second half's cells are placed from: its cells read
+/// `mix64(h ^ SECOND_CELLS_SALT ^ CELL_SALT)`, a remix independent of the
+/// first half's and of both blocks'.
+pub(crate) const SECOND_CELLS_SALT: u64 = 0x3C6E_F372_FE94_F82B;
+
+/// The probes of hash `h` under `layout` in a filter of `blocks` blocks
+/// with `k` cells an item, placed by `placement` (see [`Layout`] for the
+/// split and the merge). Any `u64` is a valid `h`, as for [`probe`].
+///
+/// ```
+/// use streambloom::hash::{probe_with, probes, Layout, Placement};
+/// use streambloom::W8;
+/// let one = probes::<W8>(Layout::OneBlock, Placement::Floyd, 42, 1000, 5);
+/// assert_eq!(one.first, probe_with::<W8>(Placement::Floyd, 42, 1000, 5));
+/// ```
+#[inline(always)]
+pub fn probes<W: Width>(
+    layout: Layout,
+    placement: Placement,
+    h: u64,
+    blocks: usize,
+    k: u32,
+) -> Probes<W> {
+    placed_probes::<W>(layout, placement, placement, h, blocks, k)
+}
+
+/// [`probes`] as the filters call it: the cells go through
+/// [`placed_cells`], with the filter's own placement `own`.
+#[inline(always)]
+pub(crate) fn placed_probes<W: Width>(
+    layout: Layout,
+    own: Placement,
+    placement: Placement,
+    h: u64,
+    blocks: usize,
+    k: u32,
+) -> Probes<W> {
+    probes_by::<W>(layout, h, blocks, k, |h, k| {
+        placed_cells::<W>(own, placement, h, k)
+    })
+}
+
+/// [`probes`] with the cells of a half given by `cells(hash, cells)`: the
+/// first half's from `h`, the second half's from `h ^ SECOND_CELLS_SALT`
+/// (for filters that build their masks their own way, as
+/// [`Classic`](crate::Classic) does in vector registers).
+#[inline(always)]
+pub(crate) fn probes_by<W: Width>(
+    layout: Layout,
+    h: u64,
+    blocks: usize,
+    k: u32,
+    cells: impl Fn(u64, u32) -> W::Mask,
+) -> Probes<W> {
+    let (k1, k2) = layout.halves(k);
+    let first = Probe {
+        block: block_of(h, blocks),
+        mask: cells(h, k1),
+    };
+    if k2 == 0 {
+        return Probes {
+            first,
+            second: None,
+        };
+    }
+    let second = Probe {
+        block: second_block_of(h, blocks),
+        mask: cells(h ^ SECOND_CELLS_SALT, k2),
+    };
+    if second.block == first.block {
+        return Probes {
+            first: Probe {
+                block: first.block,
+                mask: union::<W>(first.mask, second.mask),
+            },
+            second: None,
+        };
+    }
+    Probes {
+        first,
+        second: Some(second),
+    }
+}
+
+/// The second block of hash `h` under [`Layout::TwoBlocks`] (which
+/// [`probes`] merges into the first when they are equal): the batch forms
+/// prefetch it.
+#[inline(always)]
+pub(crate) fn second_block_of(h: u64, blocks: usize) -> usize {
+    block_of(h ^ SECOND_BLOCK_SALT, blocks)
+}
+
+/// The cells of either mask.
+#[inline(always)]
+fn union<W: Width>(a: W::Mask, b: W::Mask) -> W::Mask {
+    let (mut a, b) = (a.to_words(), b.to_words());
+    for (x, y) in a.iter_mut().zip(b) {
+        *x |= y;
+    }
+    W::Mask::from_words(&a)
+}
+
 /// [`Placement::cells`] as the filters call it: `placement` is their
 /// constant `own` outside tests, and a run-time value in them (the
 /// placement comparisons set others).
@@ -889,6 +1083,126 @@ mod tests {
                 chi2 < df + 5.0 * libm::sqrt(2.0 * df),
                 "input {j}: chi-square {chi2:.0}"
             );
+        }
+    }
+
+    /// A chi-square statistic of `hist` against a uniform law, and whether
+    /// it lies within 5 standard deviations `√(2·df)` of its mean `df`
+    /// (bins have means of at least 100, so the statistic is near its
+    /// chi-square law; a correct hash fails with probability below `10⁻⁶`).
+    fn uniform_chi2(hist: &[u32], what: &str) {
+        let n: u64 = hist.iter().map(|&x| u64::from(x)).sum();
+        let e = n as f64 / hist.len() as f64;
+        assert!(e >= 100.0, "{what}: too few items per bin");
+        let chi2: f64 = hist
+            .iter()
+            .map(|&o| (f64::from(o) - e) * (f64::from(o) - e) / e)
+            .sum();
+        let df = (hist.len() - 1) as f64;
+        assert!(
+            chi2 < df + 5.0 * libm::sqrt(2.0 * df),
+            "{what}: chi-square {chi2:.0} over {df} degrees of freedom"
+        );
+    }
+
+    /// With two blocks the second block is uniform and independent of the
+    /// first, for ids and 32-bit values as well as uniform hashes: the
+    /// joint histogram of (first block, second block) among 8 × 8 is
+    /// uniform, the diagonal (the merged items) included.
+    #[test]
+    #[cfg_attr(miri, ignore = "statistics, not memory safety: too slow under Miri")]
+    fn second_block_is_uniform_and_independent() {
+        let n = 64 * 200u64;
+        let mut hs = inputs(n).to_vec();
+        hs.push((0..n).map(mix64).collect());
+        for (j, hs) in hs.iter().enumerate() {
+            let mut hist = [0u32; 64];
+            for &h in hs {
+                let p = probes::<W8>(Layout::TwoBlocks, Placement::Floyd, h, 8, 4);
+                let second = p.second.map_or(p.first.block, |s| s.block);
+                assert!(p.second.is_none_or(|s| s.block != p.first.block));
+                hist[p.first.block * 8 + second] += 1;
+            }
+            uniform_chi2(&hist, &std::format!("input {j}"));
+        }
+    }
+
+    /// The cells of the two halves are independent of each other and of
+    /// the blocks: for `k = 2` (one cell a half) the joint histogram of
+    /// (first cell, second cell) among 16 × 16 counters is uniform, and so
+    /// is (second block among 4, second cell among 16).
+    #[test]
+    #[cfg_attr(miri, ignore = "statistics, not memory safety: too slow under Miri")]
+    fn halves_cells_are_independent() {
+        let n = 256 * 200u64;
+        let mut hs = inputs(n).to_vec();
+        hs.push((0..n).map(mix64).collect());
+        for (j, hs) in hs.iter().enumerate() {
+            let (mut cells, mut block_cell) = ([0u32; 256], [0u32; 64]);
+            for &h in hs {
+                let p = probes::<W32>(Layout::TwoBlocks, Placement::Floyd, h, 1 << 20, 2);
+                let Some(s) = p.second else { continue };
+                let (mut a, mut b) = (p.first.mask, s.mask);
+                let (a, b) = (a.pop_lowest().unwrap(), b.pop_lowest().unwrap());
+                cells[a * 16 + b] += 1;
+                block_cell[(s.block & 3) * 16 + b] += 1;
+            }
+            uniform_chi2(&cells, &std::format!("input {j}: cells"));
+            uniform_chi2(&block_cell, &std::format!("input {j}: block and cell"));
+        }
+    }
+
+    /// The halves' sizes: `⌈k/2⌉` and `⌊k/2⌋` distinct cells for every
+    /// exact placement, the first probe of two blocks in the one-block
+    /// block, and one probe for `k = 1` or one block.
+    #[test]
+    fn halves_have_their_sizes() {
+        for place in Placement::ALL {
+            if place == Placement::Collapsing {
+                continue;
+            }
+            for k in [1u32, 2, 3, 5, 8, 16] {
+                let (k1, k2) = Layout::TwoBlocks.halves(k);
+                for i in 0..if cfg!(miri) { 5 } else { 500u64 } {
+                    let h = mix64(i);
+                    let one = probes::<W8>(Layout::OneBlock, place, h, 1 << 16, k);
+                    assert_eq!(one.first, probe_with::<W8>(place, h, 1 << 16, k));
+                    assert!(one.second.is_none());
+                    let two = probes::<W8>(Layout::TwoBlocks, place, h, 1 << 16, k);
+                    assert_eq!(two.first.block, one.first.block);
+                    assert_eq!(two.first.mask.count(), k1, "{place:?} k {k}");
+                    match two.second {
+                        Some(s) => assert_eq!(s.mask.count(), k2, "{place:?} k {k}"),
+                        None => assert_eq!(k2, 0, "{place:?} k {k}"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Halves in one block merge into one probe whose cells are the union
+    /// of the two halves' (so no cell is touched twice), as a one-block
+    /// filter forces for every item.
+    #[test]
+    fn halves_in_one_block_merge() {
+        for i in 0..if cfg!(miri) { 5 } else { 1000u64 } {
+            let h = mix64(i);
+            let merged = probes::<W8>(Layout::TwoBlocks, Placement::Floyd, h, 1, 6);
+            assert_eq!(merged.first.block, 0);
+            assert!(merged.second.is_none());
+            let apart = probes::<W8>(Layout::TwoBlocks, Placement::Floyd, h, 1 << 30, 6);
+            let (a, b) = (apart.first.mask, apart.second.unwrap().mask);
+            for mut half in [a, b] {
+                while let Some(c) = half.pop_lowest() {
+                    assert!(merged.first.mask.contains(c));
+                }
+            }
+            let (mut union, mut n) = (merged.first.mask, 0);
+            while let Some(c) = union.pop_lowest() {
+                assert!(a.contains(c) || b.contains(c));
+                n += 1;
+            }
+            assert!((3..=6).contains(&n));
         }
     }
 }

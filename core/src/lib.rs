@@ -90,6 +90,7 @@ pub mod store;
 
 pub use error::{Error, Result, Value};
 pub use filters::{classic, spectral, stable};
+pub use hash::Layout;
 
 pub use classic::{Classic, ClassicParams};
 

@@ -327,6 +327,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "Miri does not model a failing allocator")]
     fn constructors_past_memory_are_errors() {
+        use crate::hash::Layout;
         use crate::spectral::{Blocked, MinimumSelection, Spectral};
         use crate::stable::{Eviction, StableBloom, StableParams};
         let params = StableParams {
@@ -335,6 +336,7 @@ mod tests {
             k: 3,
             p: 10,
             eviction: Eviction::Random,
+            layout: Layout::OneBlock,
         };
         // 2^57 blocks of 64 cells: 2^63 bytes, past isize::MAX.
         assert_eq!(

@@ -20,7 +20,7 @@ use streambloom::spectral::{
     Blocked, MinimalIncrease, MinimumSelection, RecurringMinimum, Removable, Spectral,
     SpectralParams,
 };
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Block, Error, Isa, Value, W16, W4, W8};
 
 /// `n` blocks of non-zero garbage, different in every byte.
@@ -48,12 +48,13 @@ fn stable(eviction: Eviction) -> StableParams {
         k: 3,
         p: 6,
         eviction,
+        layout: Layout::OneBlock,
     }
 }
 
 #[test]
 fn classic_with_storage_zeroes_and_restore_adopts() {
-    let params = ClassicParams { cells: 4096, k: 5 };
+    let params = ClassicParams::new(4096, 5);
     let blocks = params.blocks().unwrap();
     let fresh = Classic::new(params, 9).unwrap();
     let mut f = Classic::with_storage(params, dirty(blocks), seeded_hasher(9)).unwrap();
@@ -273,7 +274,7 @@ fn restore_rejects_what_it_cannot_adopt() {
             assert!(text.contains(part), "{text:?} lacks {part:?}");
         }
     };
-    let cp = ClassicParams { cells: 4096, k: 5 };
+    let cp = ClassicParams::new(4096, 5);
     length(
         Classic::restore(cp, dirty(7), seeded_hasher(1)).unwrap_err(),
         8,
@@ -343,11 +344,7 @@ fn restore_rejects_what_it_cannot_adopt() {
     }
     // Parameters are validated as by `new`.
     assert!(matches!(
-        Classic::restore(
-            ClassicParams { cells: 4096, k: 0 },
-            dirty(8),
-            seeded_hasher(1)
-        ),
+        Classic::restore(ClassicParams::new(4096, 0), dirty(8), seeded_hasher(1)),
         Err(Error::Parameter { name: "k", .. })
     ));
 }
@@ -365,14 +362,7 @@ fn every_error_says_what_was_given_and_what_is_allowed() {
             );
         }
     };
-    let e = Classic::new(
-        ClassicParams {
-            cells: 4096,
-            k: 600,
-        },
-        1,
-    )
-    .unwrap_err();
+    let e = Classic::new(ClassicParams::new(4096, 600), 1).unwrap_err();
     let Error::Parameter { allowed, .. } = e else {
         panic!("{e:?}")
     };

@@ -20,7 +20,7 @@ use streambloom::hash::mix64;
 use streambloom::spectral::{
     Blocked, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral,
 };
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{SpectralParams, W16, W4};
 
 /// FNV-1a over the id's 8 little-endian bytes: a real 32-bit hash.
@@ -64,6 +64,7 @@ fn stable_rate(place: impl Fn(u64) -> u64, q: u64) -> (f64, f64) {
         k: 3,
         p: 1,
         eviction: Eviction::Random,
+        layout: Layout::OneBlock,
     }
     .with_smallest_p::<W4>(0.01)
     .unwrap();

@@ -12,7 +12,7 @@ use streambloom::spectral::{
     Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum, Removable,
     SlidingWindow, Spectral, SpectralParams,
 };
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 /// Largest cell count a filter is built with (validation sees raw values).
@@ -153,10 +153,7 @@ fn formulas<W: Width>(i: &Input) {
     for (n, m, k, z, t) in ops.take(4) {
         {
             classic_formulas(
-                ClassicParams {
-                    cells: m as usize,
-                    k,
-                },
+                ClassicParams::new(m as usize, k),
                 n,
                 t,
             );
@@ -170,6 +167,7 @@ fn formulas<W: Width>(i: &Input) {
                 } else {
                     Eviction::Random
                 },
+                layout: Layout::OneBlock,
             };
             stable_formulas::<W>(&raw, i.a.cells, t);
             spectral_formulas(n, m, k, z, t);
@@ -179,7 +177,7 @@ fn formulas<W: Width>(i: &Input) {
 
 fn classic(i: &Input) {
     let (bits, k) = (cap(i.a.cells), i.a.k);
-    let f = Classic::new(ClassicParams { cells: bits, k }, i.a.seed);
+    let f = Classic::new(ClassicParams::new(bits, k), i.a.seed);
     assert_eq!(f.is_ok(), bits >= 1 && (1..=512).contains(&k));
     let Ok(mut f) = f else { return };
     let mut model = HashSet::new();
@@ -248,6 +246,7 @@ fn stable<W: Width>(i: &Input) {
         k,
         p,
         eviction,
+        layout: Layout::OneBlock,
     };
     assert_eq!(
         raw.blocks::<W>().is_ok(),

@@ -8,7 +8,7 @@ use streambloom::hash::seeded_hasher;
 use streambloom::spectral::{
     Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral, SpectralParams,
 };
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Block, Classic, ClassicParams, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 #[derive(Arbitrary, Debug)]
@@ -46,10 +46,7 @@ fn classic(i: &Input, isa: Isa) -> Option<(Vec<bool>, Vec<Block>)> {
     let bits = usize::from(i.cells % 4096);
     let mut buf = vec![Block::ZERO; bits.div_ceil(512)];
     let mut f = Classic::with_storage(
-        ClassicParams {
-            cells: bits,
-            k: u32::from(i.k),
-        },
+        ClassicParams::new(bits, u32::from(i.k)),
         &mut buf[..],
         seeded_hasher(i.seed),
     )
@@ -78,6 +75,7 @@ fn stable<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)>
         } else {
             Eviction::Random
         },
+        layout: Layout::OneBlock,
     };
     let mut buf = vec![Block::ZERO; params.blocks::<W>().ok()?];
     let mut f =

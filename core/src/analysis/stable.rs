@@ -1,11 +1,13 @@
 //! The Stable Bloom filter's models: the stable point (the expected zero
 //! fraction) of both eviction policies, and the false-positive rate of the
-//! blocked filter, which the planner ([`StableParams::plan`]) plans by.
+//! blocked filter in either [`Layout`] ([`blocked_fpr`], [`layout_fpr`]),
+//! which the planner ([`StableParams::plan`]) plans by.
 //! Deng & Rafiei, *Approximately detecting duplicates for streaming data
 //! using stable Bloom filters* (SIGMOD 2006), §4 for the paper's formulas.
 //!
 //! [`StableParams::plan`]: crate::stable::StableParams::plan
 
+use crate::hash::Layout;
 use crate::stable::Eviction;
 use crate::{Error, Result};
 
@@ -82,46 +84,148 @@ pub fn blocked_fpr(
     p: usize,
     max: u32,
 ) -> Result<f64> {
+    layout_fpr(Layout::OneBlock, eviction, m, block_cells, k, p, max)
+}
+
+/// [`blocked_fpr`] for a filter in `layout`: with [`Layout::OneBlock`] it
+/// is [`blocked_fpr`]; with [`Layout::TwoBlocks`] each item sets
+/// `K1 = ⌈K/2⌉` cells of one block and `K2 = ⌊K/2⌋` of another,
+/// independent one.
+///
+/// # Two blocks
+///
+/// A never-seen key is a false positive when the `K1` cells of its first
+/// block and the `K2` cells of its second are all non-zero. The two
+/// blocks are different blocks with independent loads (up to the eviction
+/// runs that cross from one to the other), so to the model's accuracy
+///
+/// `FPR = F(K1) · F(K2)`,
+///
+/// `F(K_h)` the probability that `K_h` uniform distinct cells of a block
+/// are all non-zero: the inclusion–exclusion sum of [`blocked_fpr`] over
+/// `j <= K_h`, with the same `Z_j`, in which only the rate at which items
+/// touch `j` given cells of a block changes. An item reaches a given block
+/// through its first half with probability `B/m` and independently
+/// through its second half with probability `B/m`, setting a uniform
+/// `K1`-subset, resp. `K2`-subset, of it; so it touches `j` given cells
+/// with probability
+///
+/// `f = q1 + q2 - q1·q2`, `q_i = (B/m)(1 - ρ_j(K_i))`,
+/// `ρ_j(K) = C(B-j, K)/C(B, K)`
+///
+/// (exact also when the halves share a block and merge, since the merged
+/// probe sets the union of the two subsets; for one block `q2 = 0` and this
+/// is [`blocked_fpr`]'s `f`). Each cell is still set at rate `K/m`, so the
+/// zero fraction is [`stable_point`] in both layouts; what two blocks
+/// remove is most of the correlation between a key's cells, which is why
+/// the rate comes close to the paper's bound `(1 - stable_point)^K`
+/// (measured in `stable::tests::report_layout`). Random eviction's runs
+/// still decrement a block's cells together, which the model takes as
+/// simultaneous, so it is an upper bound there, as for one block.
+///
+/// Errors as for [`blocked_fpr`].
+///
+/// ```
+/// use streambloom::analysis::stable::{blocked_fpr, layout_fpr, stable_point};
+/// use streambloom::stable::Eviction;
+/// use streambloom::Layout;
+/// let (m, b, k, p, max) = (1 << 20, 64, 5, 67, 7);
+/// let one = layout_fpr(Layout::OneBlock, Eviction::Sweep, m, b, k, p, max)?;
+/// assert_eq!(one, blocked_fpr(Eviction::Sweep, m, b, k, p, max)?);
+/// let two = layout_fpr(Layout::TwoBlocks, Eviction::Sweep, m, b, k, p, max)?;
+/// let paper = libm::pow(1.0 - stable_point(Eviction::Sweep, m, k, p, max)?, 5.0);
+/// assert!(paper < two && two < one);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+pub fn layout_fpr(
+    layout: Layout,
+    eviction: Eviction,
+    m: usize,
+    block_cells: usize,
+    k: u32,
+    p: usize,
+    max: u32,
+) -> Result<f64> {
     if block_cells == 0 || block_cells > m {
         return Err(Error::param("block_cells", block_cells, "in 1..=m"));
     }
     check(m, k, p, max, block_cells)?;
     let paper = libm::pow(1.0 - stable_point_of(eviction, m, k, p, max), f64::from(k));
-    let (mf, b, pf, maxf) = (m as f64, block_cells as f64, p as f64, f64::from(max));
-    let insert = b / mf;
-    let mut sum = 0.0;
-    let mut binom = 1.0;
-    for j in 0..=k {
-        let jf = f64::from(j);
-        let rho: f64 = (0..k)
-            .map(|i| ((b - jf - f64::from(i)) / (b - f64::from(i))).max(0.0))
-            .product();
-        let f = insert * (1.0 - rho);
-        let z = if j == 0 {
-            1.0
-        } else {
-            match eviction {
-                Eviction::Random => {
-                    let d = (pf / mf).min(1.0);
-                    let y = (1.0 - f) * d / (f + (1.0 - f) * d);
-                    libm::pow(y, maxf)
-                }
-                Eviction::Sweep => {
-                    let t = mf / pf;
-                    if f >= 1.0 {
-                        0.0
-                    } else {
-                        let ln_r = libm::log1p(-f);
-                        let head = libm::exp(((maxf - 1.0) * t + 1.0) * ln_r);
-                        head * -libm::expm1(t * ln_r) / (t * f)
-                    }
+    let shape = Shape {
+        eviction,
+        m: m as f64,
+        b: block_cells as f64,
+        p: p as f64,
+        max: f64::from(max),
+        halves: layout.halves(k),
+    };
+    let (k1, k2) = shape.halves;
+    let mut fpr = shape.all_set(k1);
+    if k2 > 0 {
+        fpr *= shape.all_set(k2);
+    }
+    Ok(fpr.clamp(paper.min(1.0), 1.0))
+}
+
+/// A stable filter's shape for [`layout_fpr`]'s sums.
+struct Shape {
+    eviction: Eviction,
+    m: f64,
+    b: f64,
+    p: f64,
+    max: f64,
+    /// The cells an item sets in its first and in its second block.
+    halves: (u32, u32),
+}
+
+impl Shape {
+    /// `C(B-j, k)/C(B, k)`: a uniform `k`-subset of a block misses `j`
+    /// given cells (1 for `k = 0`).
+    fn miss(&self, j: f64, k: u32) -> f64 {
+        (0..k)
+            .map(|i| ((self.b - j - f64::from(i)) / (self.b - f64::from(i))).max(0.0))
+            .product()
+    }
+
+    /// The probability that `kq` uniform distinct cells of a block are all
+    /// non-zero: `Σ_{j=0..kq} (-1)^j C(kq, j) Z_j` (see [`blocked_fpr`] and
+    /// [`layout_fpr`]).
+    fn all_set(&self, kq: u32) -> f64 {
+        let insert = self.b / self.m;
+        let mut sum = 0.0;
+        let mut binom = 1.0;
+        for j in 0..=kq {
+            let jf = f64::from(j);
+            let q1 = insert * (1.0 - self.miss(jf, self.halves.0));
+            let q2 = insert * (1.0 - self.miss(jf, self.halves.1));
+            let f = q1 + q2 - q1 * q2;
+            let z = if j == 0 { 1.0 } else { self.zero(f) };
+            sum += if j % 2 == 0 { binom * z } else { -binom * z };
+            binom *= f64::from(kq - j) / (jf + 1.0);
+        }
+        sum
+    }
+
+    /// `Z_j`: given cells that items touch at rate `f` are all zero.
+    fn zero(&self, f: f64) -> f64 {
+        match self.eviction {
+            Eviction::Random => {
+                let d = (self.p / self.m).min(1.0);
+                let y = (1.0 - f) * d / (f + (1.0 - f) * d);
+                libm::pow(y, self.max)
+            }
+            Eviction::Sweep => {
+                let t = self.m / self.p;
+                if f >= 1.0 {
+                    0.0
+                } else {
+                    let ln_r = libm::log1p(-f);
+                    let head = libm::exp(((self.max - 1.0) * t + 1.0) * ln_r);
+                    head * -libm::expm1(t * ln_r) / (t * f)
                 }
             }
-        };
-        sum += if j % 2 == 0 { binom * z } else { -binom * z };
-        binom *= f64::from(k - j) / (jf + 1.0);
+        }
     }
-    Ok(sum.clamp(paper.min(1.0), 1.0))
 }
 
 /// The expected fraction of zero cells of a stable filter with `m` cells,

@@ -12,7 +12,7 @@
 use super::{mix64, Placement};
 use crate::rng::Rng;
 use crate::spectral::{Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, Spectral};
-use crate::stable::{Eviction, StableBloom, StableParams};
+use crate::stable::{Eviction, Layout, StableBloom, StableParams};
 use crate::{Classic, RecurringMinimum, Width, W16, W32, W4, W8};
 use crate::{ClassicParams, SpectralParams};
 use std::time::Instant;
@@ -50,14 +50,7 @@ fn ns_per(n: u64, mut op: impl FnMut(u64)) -> f64 {
 fn classic(place: Placement, n: u64, runs: u64) -> Vec<f64> {
     (0..runs)
         .map(|r| {
-            let mut f = Classic::new(
-                ClassicParams {
-                    cells: 1 << 20,
-                    k: 7,
-                },
-                5 + r,
-            )
-            .unwrap();
+            let mut f = Classic::new(ClassicParams::new(1 << 20, 7), 5 + r).unwrap();
             f.set_placement(place);
             let base = r << 48;
             for i in 0..n {
@@ -199,6 +192,7 @@ fn report_placement() {
             k,
             p,
             eviction,
+            layout: Layout::OneBlock,
         };
         stable_rows::<W8>(p(3, 5, 67), 12);
         stable_rows::<W4>(p(3, 3, 86), 12);
@@ -222,14 +216,7 @@ fn report_placement_speed() {
     println!("In-cache insert, 16 KiB, ns per item (best of 3 passes of 2^20 keys)");
     let n = 1 << 20;
     for place in Placement::ALL {
-        let mut c = Classic::new(
-            ClassicParams {
-                cells: 16 * 1024 * 8,
-                k: 7,
-            },
-            1,
-        )
-        .unwrap();
+        let mut c = Classic::new(ClassicParams::new(16 * 1024 * 8, 7), 1).unwrap();
         c.set_placement(place);
         let mut s = StableBloom::<W8>::new(
             StableParams {
@@ -238,6 +225,7 @@ fn report_placement_speed() {
                 k: 5,
                 p: 67,
                 eviction: Eviction::Random,
+                layout: Layout::OneBlock,
             },
             1,
         )

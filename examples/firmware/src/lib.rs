@@ -11,7 +11,7 @@ use core::hint::black_box;
 
 use streambloom::hash::seeded_hasher;
 use streambloom::spectral::{Blocked, MinimalIncrease, Spectral, SpectralParams};
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Block, W16, W4};
 
 /// The Stable filter's memory: 16 blocks of 128 4-bit cells (1 KiB).
@@ -60,6 +60,7 @@ pub fn run() -> Result<(), Fault> {
         k: 3,
         p: 8,
         eviction: Eviction::Sweep,
+        layout: Layout::OneBlock,
     };
     let mut stable_buf = [Block::ZERO; STABLE_BLOCKS];
     let mut seen =

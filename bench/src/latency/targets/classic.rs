@@ -1,12 +1,14 @@
-//! `Classic` targets: insert and contains, item by item and in batches.
+//! `Classic` targets: insert and contains, item by item and in batches,
+//! with one block an item and with two (`classic-two-*`).
 
 use std::hint::black_box;
 
 use streambloom::classic::{Classic, ClassicParams};
-use streambloom::Isa;
+use streambloom::{Isa, Layout};
 
-use super::super::sampler::{BATCH, SEED};
+use super::super::sampler::{Plan, BATCH, SEED};
 use super::{Target, K};
+use crate::stats::Summary;
 
 /// The classic (one-bit, blocked) Bloom filter targets.
 pub fn targets() -> Vec<Target> {
@@ -16,7 +18,17 @@ pub fn targets() -> Vec<Target> {
             about: "Classic::insert_hash (check-and-set), k = 5 bits of one block",
             per_isa: true,
             run: |bytes, isa, plan| {
-                let mut f = classic(bytes, isa)?;
+                let mut f = classic(bytes, isa, Layout::OneBlock)?;
+                plan.measure(bytes, |h| f.insert_hash(h))
+            },
+        },
+        Target {
+            name: "classic-two-insert",
+            about: "classic-insert with two blocks an item (Layout::TwoBlocks: 3 bits in one \
+                    block, 2 in another)",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = classic(bytes, isa, Layout::TwoBlocks)?;
                 plan.measure(bytes, |h| f.insert_hash(h))
             },
         },
@@ -25,7 +37,16 @@ pub fn targets() -> Vec<Target> {
             about: "Classic::contains_hash, k = 5, on a filter loaded to half its bits set",
             per_isa: true,
             run: |bytes, isa, plan| {
-                let f = loaded(bytes, isa)?;
+                let f = loaded(bytes, isa, Layout::OneBlock)?;
+                plan.measure(bytes, |h| f.contains_hash(h))
+            },
+        },
+        Target {
+            name: "classic-two-contains",
+            about: "classic-contains with two blocks an item",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let f = loaded(bytes, isa, Layout::TwoBlocks)?;
                 plan.measure(bytes, |h| f.contains_hash(h))
             },
         },
@@ -34,7 +55,17 @@ pub fn targets() -> Vec<Target> {
             about: "classic-insert through insert_batch_hash, 64 items a call",
             per_isa: true,
             run: |bytes, isa, plan| {
-                let mut f = classic(bytes, isa)?;
+                let mut f = classic(bytes, isa, Layout::OneBlock)?;
+                plan.measure_batches(bytes, |batch| f.insert_batch_hash(batch))
+            },
+        },
+        Target {
+            name: "classic-two-insert-batch",
+            about: "classic-two-insert through insert_batch_hash, both lines of an item \
+                    prefetched",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = classic(bytes, isa, Layout::TwoBlocks)?;
                 plan.measure_batches(bytes, |batch| f.insert_batch_hash(batch))
             },
         },
@@ -42,25 +73,37 @@ pub fn targets() -> Vec<Target> {
             name: "classic-contains-batch",
             about: "classic-contains through contains_batch_hash, 64 items a call",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                let f = loaded(bytes, isa)?;
-                let mut found = [false; BATCH];
-                plan.measure_batches(bytes, |batch| {
-                    // Equal lengths: the call cannot fail.
-                    let _ = f.contains_batch_hash(batch, &mut found);
-                    black_box(&found);
-                })
-            },
+            run: |bytes, isa, plan| contains_batches(bytes, isa, Layout::OneBlock, plan),
+        },
+        Target {
+            name: "classic-two-contains-batch",
+            about: "classic-two-contains through contains_batch_hash, both lines prefetched",
+            per_isa: true,
+            run: |bytes, isa, plan| contains_batches(bytes, isa, Layout::TwoBlocks, plan),
         },
     ]
 }
 
-/// The filter measured: `bytes` of bits, k = 5.
-fn classic(bytes: usize, isa: Isa) -> Result<Classic, String> {
-    let params = ClassicParams {
-        cells: bytes * 8,
-        k: K,
-    };
+/// Measures `contains_batch_hash` over batches of [`BATCH`] items on a
+/// [`loaded`] filter.
+fn contains_batches(
+    bytes: usize,
+    isa: Isa,
+    layout: Layout,
+    plan: &Plan,
+) -> Result<Summary, String> {
+    let f = loaded(bytes, isa, layout)?;
+    let mut found = [false; BATCH];
+    plan.measure_batches(bytes, |batch| {
+        // Equal lengths: the call cannot fail.
+        let _ = f.contains_batch_hash(batch, &mut found);
+        black_box(&found);
+    })
+}
+
+/// The filter measured: `bytes` of bits, k = 5, in `layout`.
+fn classic(bytes: usize, isa: Isa, layout: Layout) -> Result<Classic, String> {
+    let params = ClassicParams::new(bytes * 8, K).with_layout(layout);
     let mut f = Classic::new(params, SEED).map_err(|e| e.to_string())?;
     f.set_isa(isa).map_err(|e| e.to_string())?;
     Ok(f)
@@ -68,8 +111,8 @@ fn classic(bytes: usize, isa: Isa) -> Result<Classic, String> {
 
 /// [`classic`] with `m·ln 2 / k` items inserted: half the bits set, the
 /// optimal load.
-fn loaded(bytes: usize, isa: Isa) -> Result<Classic, String> {
-    let mut f = classic(bytes, isa)?;
+fn loaded(bytes: usize, isa: Isa, layout: Layout) -> Result<Classic, String> {
+    let mut f = classic(bytes, isa, layout)?;
     let items = (bytes as f64 * 8.0 * std::f64::consts::LN_2 / f64::from(K)) as u64;
     (0..items).for_each(|i| {
         f.insert_hash(streambloom::hash::mix64(i));

@@ -1,9 +1,10 @@
 //! `StableBloom` targets: observe item by item and in batches, with random
-//! and sweep eviction, and contains.
+//! and sweep eviction, and contains; and observe with two blocks an item
+//! (`stable-two-*`).
 
 use std::hint::black_box;
 
-use streambloom::stable::{Eviction, StableBloom, StableParams};
+use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Isa, W8};
 
 use super::super::sampler::{Plan, BATCH, SEED};
@@ -20,7 +21,17 @@ pub fn targets() -> Vec<Target> {
                     (random-start eviction)",
             per_isa: true,
             run: |bytes, isa, plan| {
-                let mut f = stable(bytes, isa, Eviction::Random)?;
+                let mut f = stable(bytes, isa, Eviction::Random, Layout::OneBlock)?;
+                plan.measure(bytes, |h| f.observe_hash(h))
+            },
+        },
+        Target {
+            name: "stable-two-observe",
+            about: "stable-observe with two blocks an item (Layout::TwoBlocks: 3 cells in \
+                    one block, 2 in another), the same P",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = stable(bytes, isa, Eviction::Random, Layout::TwoBlocks)?;
                 plan.measure(bytes, |h| f.observe_hash(h))
             },
         },
@@ -30,7 +41,24 @@ pub fn targets() -> Vec<Target> {
                     16 items ahead",
             per_isa: true,
             run: |bytes, isa, plan| {
-                observe_batches(stable(bytes, isa, Eviction::Random)?, bytes, plan)
+                observe_batches(
+                    stable(bytes, isa, Eviction::Random, Layout::OneBlock)?,
+                    bytes,
+                    plan,
+                )
+            },
+        },
+        Target {
+            name: "stable-two-batch",
+            about: "stable-two-observe through observe_batch_hash, both lines of an item \
+                    prefetched",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                observe_batches(
+                    stable(bytes, isa, Eviction::Random, Layout::TwoBlocks)?,
+                    bytes,
+                    plan,
+                )
             },
         },
         Target {
@@ -38,7 +66,7 @@ pub fn targets() -> Vec<Target> {
             about: "the same filter with sweep eviction, item by item",
             per_isa: true,
             run: |bytes, isa, plan| {
-                let mut f = stable(bytes, isa, Eviction::Sweep)?;
+                let mut f = stable(bytes, isa, Eviction::Sweep, Layout::OneBlock)?;
                 plan.measure(bytes, |h| f.observe_hash(h))
             },
         },
@@ -48,7 +76,11 @@ pub fn targets() -> Vec<Target> {
                     decrements made in one pass",
             per_isa: true,
             run: |bytes, isa, plan| {
-                observe_batches(stable(bytes, isa, Eviction::Sweep)?, bytes, plan)
+                observe_batches(
+                    stable(bytes, isa, Eviction::Sweep, Layout::OneBlock)?,
+                    bytes,
+                    plan,
+                )
             },
         },
         Target {
@@ -79,7 +111,7 @@ fn observe_batches(mut f: StableBloom<W8>, bytes: usize, plan: &Plan) -> Result<
 /// fraction is at its stable point. The items go in by the best kernels
 /// (only the measured queries run `isa`'s).
 fn steady(bytes: usize, isa: Isa) -> Result<StableBloom<W8>, String> {
-    let mut f = stable(bytes, Isa::detect(), Eviction::Random)?;
+    let mut f = stable(bytes, Isa::detect(), Eviction::Random, Layout::OneBlock)?;
     let items = 8 * f.cells() / f.params().p;
     let hashes: Vec<u64> = (0..items as u64).map(streambloom::hash::mix64).collect();
     f.insert_batch_hash(&hashes);
@@ -88,18 +120,27 @@ fn steady(bytes: usize, isa: Isa) -> Result<StableBloom<W8>, String> {
 }
 
 /// The Stable Bloom filter measured: `bytes` of 8-bit cells, d = 3, K = 5,
-/// P the smallest that delivers at most 1 % false positives (the blocked
-/// model, [`StableParams::with_smallest_p`]).
-fn stable(bytes: usize, isa: Isa, eviction: Eviction) -> Result<StableBloom<W8>, String> {
+/// P the smallest that delivers at most 1 % false positives with one block
+/// an item (the blocked model, [`StableParams::with_smallest_p`]), in
+/// `layout` (the same P in both layouts, so that they differ only in the
+/// cells' lines).
+fn stable(
+    bytes: usize,
+    isa: Isa,
+    eviction: Eviction,
+    layout: Layout,
+) -> Result<StableBloom<W8>, String> {
     let params = StableParams {
         cells: bytes,
         bits_per_cell: 3,
         k: K,
         p: 1,
         eviction,
+        layout: Layout::OneBlock,
     }
     .with_smallest_p::<W8>(0.01)
     .map_err(|e| e.to_string())?;
+    let params = StableParams { layout, ..params };
     let mut f = StableBloom::<W8>::new(params, SEED).map_err(|e| e.to_string())?;
     f.set_isa(isa).map_err(|e| e.to_string())?;
     Ok(f)

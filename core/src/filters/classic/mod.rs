@@ -1,5 +1,6 @@
 //! The classic Bloom filter, blocked: one bit per cell, 512 cells per
-//! cache-line block, an item's `k` bits all in one block.
+//! cache-line block, an item's `k` bits all in one block, or split between
+//! two independent blocks ([`Layout`]).
 //!
 //! It is the baseline every other filter is measured against. It answers
 //! set membership for a set that only grows.
@@ -13,20 +14,26 @@
 //!   formula [`Classic::unblocked_fpr`] at equal memory, since the loads of
 //!   the blocks vary (Putze, Sanders & Singler, *Cache-, hash- and
 //!   space-efficient Bloom filters*, 2007): `predicted_fpr` is their
-//!   Poisson mixture over block loads.
+//!   Poisson mixture over block loads. With [`Layout::TwoBlocks`] each
+//!   half of an item's bits sees its own block's load, and the rate comes
+//!   close to the unblocked one for one more cache line per item
+//!   ([`two_block_fpr`](crate::analysis::classic::two_block_fpr)).
 //!
 //! # Parameters
 //!
 //! [`ClassicParams`]: `cells` (the bits `m`, rounded up to whole 512-bit
-//! blocks) and `k` (bits per item, `1..=512`). [`ClassicParams::plan`]
+//! blocks), `k` (bits per item, `1..=512`) and the [`Layout`]
+//! ([`ClassicParams::new`] takes one block). [`ClassicParams::plan`]
 //! picks them for `n` items and a target false-positive rate, using the
-//! blocked formula; [`Classic::plan`] builds the filter in one call.
+//! blocked formula of the layout ([`ClassicParams::plan_with_layout`] for
+//! two blocks); [`Classic::plan`] builds the filter in one call.
 //!
 //! **Seeds.** Keys an attacker chooses, with seeds they can guess, can all
 //! hit one block; for untrusted keys use secret seeds.
 //!
 //! ```
 //! use streambloom::classic::{Classic, ClassicParams};
+//! use streambloom::Layout;
 //! let mut f = Classic::plan(10_000, 0.01, 7).unwrap();
 //! assert!(!f.insert("alice")); // not there before
 //! assert!(f.contains("alice"));
@@ -34,13 +41,17 @@
 //! // The same filter from explicit parameters:
 //! let g = Classic::new(ClassicParams::plan(10_000, 0.01).unwrap(), 7).unwrap();
 //! assert_eq!(f.params(), g.params());
+//! // Two blocks an item: less memory for the same rate.
+//! let two = ClassicParams::plan_with_layout(10_000, 0.01, Layout::TwoBlocks).unwrap();
+//! assert!(two.cells < g.params().cells);
 //! ```
 
 #[cfg(test)]
 mod tests;
 
-use crate::analysis::classic::blocked_fpr;
+use crate::analysis::classic::layout_fpr;
 use crate::filter::keyed;
+pub use crate::hash::Layout;
 use crate::hash::{self, DefaultHasher, Placement};
 use crate::store::{self, Cells, DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, Width, W1};
@@ -55,19 +66,57 @@ const B: usize = W1::CELLS;
 /// choice: see the [`hash`] module docs).
 pub const PLACEMENT: Placement = Placement::SplitBlock;
 
-/// The size and hash count of a [`Classic`] filter.
+/// The size, hash count and layout of a [`Classic`] filter.
+///
+/// ```
+/// use streambloom::classic::ClassicParams;
+/// use streambloom::Layout;
+/// let p = ClassicParams { cells: 1 << 20, k: 7, layout: Layout::TwoBlocks };
+/// assert_eq!(p, ClassicParams::new(1 << 20, 7).with_layout(Layout::TwoBlocks));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ClassicParams {
     /// Cells (bits) `m`, rounded up to whole 512-bit blocks by the filter.
     pub cells: usize,
     /// Bits set per item.
     pub k: u32,
+    /// One block an item, or `k` bits split between two ([`Layout`]).
+    pub layout: Layout,
 }
 
 impl ClassicParams {
-    /// The smallest filter (whole blocks) whose blocked false-positive rate
-    /// [`predicted_fpr`](Self::predicted_fpr) after `n` distinct items is at
-    /// most `target_fpr`, over `k` in `1..=32`; ties go to the smaller `k`.
+    /// `cells` bits, `k` bits an item, in one block ([`Layout::OneBlock`]).
+    ///
+    /// ```
+    /// use streambloom::classic::ClassicParams;
+    /// use streambloom::Layout;
+    /// assert_eq!(ClassicParams::new(1024, 3).layout, Layout::OneBlock);
+    /// ```
+    pub const fn new(cells: usize, k: u32) -> ClassicParams {
+        ClassicParams {
+            cells,
+            k,
+            layout: Layout::OneBlock,
+        }
+    }
+
+    /// These parameters with `layout`.
+    ///
+    /// ```
+    /// use streambloom::classic::ClassicParams;
+    /// use streambloom::Layout;
+    /// let p = ClassicParams::new(1024, 3).with_layout(Layout::TwoBlocks);
+    /// assert_eq!(p.layout, Layout::TwoBlocks);
+    /// ```
+    pub const fn with_layout(self, layout: Layout) -> ClassicParams {
+        ClassicParams { layout, ..self }
+    }
+
+    /// The smallest one-block filter (whole blocks) whose blocked
+    /// false-positive rate [`predicted_fpr`](Self::predicted_fpr) after `n`
+    /// distinct items is at most `target_fpr`, over `k` in `1..=32`; ties
+    /// go to the smaller `k`: [`plan_with_layout`](Self::plan_with_layout)
+    /// with [`Layout::OneBlock`].
     ///
     /// Errors: `n == 0`, `target_fpr` outside `(0, 1)`, or a filter too
     /// large to address.
@@ -81,6 +130,22 @@ impl ClassicParams {
     /// assert!(ClassicParams::plan(0, 0.01).is_err());
     /// ```
     pub fn plan(n: u64, target_fpr: f64) -> Result<ClassicParams> {
+        Self::plan_with_layout(n, target_fpr, Layout::OneBlock)
+    }
+
+    /// [`plan`](Self::plan) for a filter in `layout`, by that layout's
+    /// rate ([`layout_fpr`]).
+    ///
+    /// ```
+    /// use streambloom::classic::ClassicParams;
+    /// use streambloom::Layout;
+    /// let p = ClassicParams::plan_with_layout(1_000_000, 0.01, Layout::TwoBlocks).unwrap();
+    /// assert_eq!(p.layout, Layout::TwoBlocks);
+    /// assert!(p.predicted_fpr(1_000_000) <= 0.01);
+    /// // Within 1.5 % of the unblocked optimum, 9.59 bits/item.
+    /// assert!(p.cells as f64 / 1e6 < 9.59 * 1.015);
+    /// ```
+    pub fn plan_with_layout(n: u64, target_fpr: f64, layout: Layout) -> Result<ClassicParams> {
         if n == 0 {
             return Err(Error::param("n", n, "at least 1"));
         }
@@ -91,7 +156,7 @@ impl ClassicParams {
         let max_blocks = usize::MAX / B;
         let mut best: Option<ClassicParams> = None;
         for k in 1..=32 {
-            let fpr = |blocks: usize| blocked_fpr(blocks, k, n as f64);
+            let fpr = |blocks: usize| layout_fpr(layout, blocks, k, n as f64);
             let blocks = crate::search::first_doubling(1, max_blocks, |b| fpr(b) <= target_fpr)
                 .ok_or(Error::param(
                     "target_fpr",
@@ -100,7 +165,7 @@ impl ClassicParams {
                 ))?;
             let cells = blocks * B;
             if best.is_none_or(|b| cells < b.cells) {
-                best = Some(ClassicParams { cells, k });
+                best = Some(ClassicParams { cells, k, layout });
             }
         }
         best.ok_or(Error::param(
@@ -110,8 +175,8 @@ impl ClassicParams {
         ))
     }
 
-    /// The expected false-positive rate of the blocked layout after `n`
-    /// distinct items: `Σ_i Pois(i; n/blocks) · (1 - (1 - k/B)^i)^k`, a
+    /// The expected false-positive rate of the blocked filter after `n`
+    /// distinct items ([`layout_fpr`]). For one block it is `Σ_i Pois(i; n/blocks) · (1 - (1 - k/B)^i)^k`, a
     /// block holding `i` items with probability `Pois(i; n/blocks)` and each
     /// of its `B = 512` bits then being clear with probability
     /// `(1 - k/B)^i`. (Putze et al. write `(1 - 1/B)^(ik)`, `k` draws with
@@ -119,7 +184,11 @@ impl ClassicParams {
     /// ([`PLACEMENT`]), so an item sets a given bit with probability `k/B`,
     /// hence `(1 - k/B)^i`.)
     /// Computed numerically over the loads within 12 standard deviations of
-    /// the mean (1 when all of those saturate a block).
+    /// the mean (1 when all of those saturate a block). For two blocks it is
+    /// the product of the two halves' rates, each half's block loaded by
+    /// both kinds of halves: see
+    /// [`two_block_fpr`](crate::analysis::classic::two_block_fpr) for its
+    /// derivation.
     ///
     /// Defined for any parameters: `cells` of 0 count as one block, a `k`
     /// above 512 as 512 (the most distinct bits a block has, as
@@ -128,11 +197,19 @@ impl ClassicParams {
     ///
     /// ```
     /// use streambloom::classic::ClassicParams;
-    /// let p = ClassicParams { cells: 1 << 20, k: 7 };
+    /// use streambloom::Layout;
+    /// let p = ClassicParams::new(1 << 20, 7);
     /// assert!(p.predicted_fpr(100_000) > p.unblocked_fpr(100_000));
+    /// let two = p.with_layout(Layout::TwoBlocks).predicted_fpr(100_000);
+    /// assert!(two < p.predicted_fpr(100_000) && two > p.unblocked_fpr(100_000));
     /// ```
     pub fn predicted_fpr(&self, n: u64) -> f64 {
-        blocked_fpr(self.cells.div_ceil(B).max(1), self.k_capped(), n as f64)
+        layout_fpr(
+            self.layout,
+            self.cells.div_ceil(B).max(1),
+            self.k_capped(),
+            n as f64,
+        )
     }
 
     /// The textbook rate of an unblocked filter of the same (block-rounded)
@@ -141,7 +218,7 @@ impl ClassicParams {
     ///
     /// ```
     /// use streambloom::classic::ClassicParams;
-    /// let p = ClassicParams { cells: 9586, k: 7 };
+    /// let p = ClassicParams::new(9586, 7);
     /// assert!((p.unblocked_fpr(1000) - 0.01).abs() < 1e-3);
     /// ```
     pub fn unblocked_fpr(&self, n: u64) -> f64 {
@@ -160,9 +237,9 @@ impl ClassicParams {
     ///
     /// ```
     /// use streambloom::classic::ClassicParams;
-    /// assert_eq!(ClassicParams { cells: 1000, k: 7 }.blocks(), Ok(2));
-    /// assert!(ClassicParams { cells: 1000, k: 0 }.blocks().is_err());
-    /// assert!(ClassicParams { cells: 0, k: 7 }.blocks().is_err());
+    /// assert_eq!(ClassicParams::new(1000, 7).blocks(), Ok(2));
+    /// assert!(ClassicParams::new(1000, 0).blocks().is_err());
+    /// assert!(ClassicParams::new(0, 7).blocks().is_err());
     /// ```
     pub fn blocks(&self) -> Result<usize> {
         if self.k == 0 {
@@ -186,6 +263,7 @@ pub struct Classic<S = DefaultStorage, H = DefaultHasher> {
     cells: Cells<W1, S>,
     hasher: H,
     k: u32,
+    layout: Layout,
     /// The placement under test ([`PLACEMENT`] outside tests).
     #[cfg(test)]
     placement: Placement,
@@ -195,6 +273,7 @@ impl<S: Storage, H> core::fmt::Debug for Classic<S, H> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Classic")
             .field("k", &self.k)
+            .field("layout", &self.layout)
             .field("cells", &self.cells)
             .finish_non_exhaustive()
     }
@@ -204,7 +283,9 @@ impl<S: Storage, H> core::fmt::Debug for Classic<S, H> {
 /// bits (their hashers are not compared: build both with the same seed).
 impl<S: Storage, H> PartialEq for Classic<S, H> {
     fn eq(&self, other: &Self) -> bool {
-        self.k == other.k && self.cells.blocks() == other.cells.blocks()
+        self.k == other.k
+            && self.layout == other.layout
+            && self.cells.blocks() == other.cells.blocks()
     }
 }
 
@@ -215,9 +296,9 @@ impl Classic {
     ///
     /// ```
     /// use streambloom::classic::{Classic, ClassicParams};
-    /// let f = Classic::new(ClassicParams { cells: 1000, k: 7 }, 1).unwrap();
+    /// let f = Classic::new(ClassicParams::new(1000, 7), 1).unwrap();
     /// assert_eq!(f.cells(), 1024);
-    /// assert!(Classic::new(ClassicParams { cells: 1000, k: 0 }, 1).is_err());
+    /// assert!(Classic::new(ClassicParams::new(1000, 0), 1).is_err());
     /// ```
     pub fn new(params: ClassicParams, seed: u64) -> Result<Self> {
         Self::with_hasher(params, hash::seeded_hasher(seed))
@@ -245,7 +326,7 @@ impl Classic {
     ///
     /// ```
     /// use streambloom::classic::{Classic, ClassicParams};
-    /// let mut f = Classic::new_random(ClassicParams { cells: 4096, k: 5 }).unwrap();
+    /// let mut f = Classic::new_random(ClassicParams::new(4096, 5)).unwrap();
     /// f.insert("x");
     /// assert!(f.contains("x"));
     /// ```
@@ -262,7 +343,7 @@ impl<H: BuildHasher> Classic<DefaultStorage, H> {
     /// ```
     /// use streambloom::classic::{Classic, ClassicParams};
     /// let hasher = std::collections::hash_map::RandomState::new();
-    /// let mut f = Classic::with_hasher(ClassicParams { cells: 4096, k: 5 }, hasher).unwrap();
+    /// let mut f = Classic::with_hasher(ClassicParams::new(4096, 5), hasher).unwrap();
     /// f.insert("x");
     /// assert!(f.contains("x"));
     /// ```
@@ -280,7 +361,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     /// use streambloom::classic::{Classic, ClassicParams};
     /// use streambloom::{hash, Block, Error};
-    /// let params = ClassicParams { cells: 1024, k: 5 };
+    /// let params = ClassicParams::new(1024, 5);
     /// let mut buf = [Block::ZERO; 2];
     /// let mut f = Classic::with_storage(params, &mut buf[..], hash::seeded_hasher(3)).unwrap();
     /// // Any u64 is a valid hash, small ids included: placement remixes it.
@@ -303,7 +384,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     /// use streambloom::classic::{Classic, ClassicParams};
     /// use streambloom::hash;
-    /// let params = ClassicParams { cells: 4096, k: 5 };
+    /// let params = ClassicParams::new(4096, 5);
     /// let mut f = Classic::with_hasher(params, hash::seeded_hasher(3)).unwrap();
     /// f.insert("kept");
     /// let saved = f.blocks().to_vec();
@@ -316,6 +397,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
             cells: Cells::new(storage, blocks)?,
             hasher,
             k: params.k,
+            layout: params.layout,
             #[cfg(test)]
             placement: PLACEMENT,
         })
@@ -342,7 +424,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// let mut f = Classic::new(ClassicParams::new(4096, 5), 1).unwrap();
     /// f.insert_hash(f.hash("a"));
     /// assert!(f.contains("a"));
     /// ```
@@ -357,7 +439,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         ///
         /// ```
         /// # use streambloom::classic::{Classic, ClassicParams};
-        /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+        /// let mut f = Classic::new(ClassicParams::new(4096, 5), 1).unwrap();
         /// assert!(!f.insert(&12u64));
         /// assert!(f.insert(&12u64));
         /// ```
@@ -368,7 +450,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         ///
         /// ```
         /// # use streambloom::classic::{Classic, ClassicParams};
-        /// let f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+        /// let f = Classic::new(ClassicParams::new(4096, 5), 1).unwrap();
         /// assert!(!f.contains("nothing"));
         /// ```
         fn contains(&self, key) -> bool = contains_hash;
@@ -378,7 +460,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         ///
         /// ```
         /// # use streambloom::classic::{Classic, ClassicParams};
-        /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+        /// let mut f = Classic::new(ClassicParams::new(4096, 5), 1).unwrap();
         /// f.insert_batch(&["a", "b"]);
         /// assert!(f.contains("a") && f.contains("b"));
         /// ```
@@ -389,7 +471,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         ///
         /// ```
         /// # use streambloom::classic::{Classic, ClassicParams};
-        /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+        /// let mut f = Classic::new(ClassicParams::new(4096, 5), 1).unwrap();
         /// f.insert("a");
         /// let mut found = [false; 2];
         /// f.contains_batch(&["a", "z"], &mut found).unwrap();
@@ -405,7 +487,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// let mut f = Classic::new(ClassicParams::new(4096, 5), 1).unwrap();
     /// assert!(!f.insert_hash(12));
     /// assert!(f.contains_hash(12));
     /// ```
@@ -432,7 +514,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// let f = Classic::new(ClassicParams::new(4096, 5), 1).unwrap();
     /// assert!(!f.contains_hash(1));
     /// ```
     #[inline]
@@ -459,7 +541,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// let mut f = Classic::new(ClassicParams::new(4096, 5), 1).unwrap();
     /// f.insert_batch_hash(&[1, 2, 3]);
     /// assert!(f.contains_hash(2));
     /// ```
@@ -484,7 +566,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// let mut f = Classic::new(ClassicParams::new(4096, 5), 1).unwrap();
     /// f.insert_hash(1);
     /// let mut found = [false; 2];
     /// f.contains_batch_hash(&[1, 2], &mut found).unwrap();
@@ -511,13 +593,23 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
         Ok(())
     }
 
-    /// Prefetches the block of item `h`.
+    /// Prefetches the blocks of item `h` (both, with two blocks).
     #[inline(always)]
     fn prefetch_hash(&self, h: u64) {
-        prefetch(
-            self.cells
-                .block(hash::block_of(h, self.cells.block_count())),
-        );
+        let blocks = self.cells.block_count();
+        prefetch(self.cells.block(hash::block_of(h, blocks)));
+        if self.layout == Layout::TwoBlocks {
+            prefetch(self.cells.block(hash::second_block_of(h, blocks)));
+        }
+    }
+
+    /// Where item `h`'s bits are, placed by `P`.
+    #[inline(always)]
+    fn probes<P: Place, B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> hash::Probes<W1> {
+        let placement = self.placement();
+        hash::probes_by::<W1>(self.layout, h, self.cells.block_count(), self.k, |h, k| {
+            P::mask(ops, placement, h, k)
+        })
     }
 
     /// Whether items' bits are split-block words built in vector registers
@@ -530,27 +622,34 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// Item `h`'s insertion with `ops`'s kernels, its bits placed by `P`.
     #[inline(always)]
     fn insert_with<P: Place, B: Backend>(&mut self, ops: Ops<W1, B>, h: u64) -> bool {
-        let block = hash::block_of(h, self.cells.block_count());
-        let mask = P::mask(ops, self.placement(), h, self.k);
-        let block = self.cells.block_mut(block);
-        let present = !ops.any_zero(block, mask);
-        ops.assign(block, mask, 1);
+        let probes = self.probes::<P, B>(ops, h);
+        let block = self.cells.block_mut(probes.first.block);
+        let mut present = !ops.any_zero(block, probes.first.mask);
+        ops.assign(block, probes.first.mask, 1);
+        if let Some(second) = probes.second {
+            let block = self.cells.block_mut(second.block);
+            present &= !ops.any_zero(block, second.mask);
+            ops.assign(block, second.mask, 1);
+        }
         present
     }
 
     /// Item `h`'s query with `ops`'s kernels, its bits placed by `P`.
     #[inline(always)]
     fn contains_with<P: Place, B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> bool {
-        let block = hash::block_of(h, self.cells.block_count());
-        let mask = P::mask(ops, self.placement(), h, self.k);
-        !ops.any_zero(self.cells.block(block), mask)
+        let probes = self.probes::<P, B>(ops, h);
+        let found = !ops.any_zero(self.cells.block(probes.first.block), probes.first.mask);
+        found
+            && probes
+                .second
+                .is_none_or(|s| !ops.any_zero(self.cells.block(s.block), s.mask))
     }
 
     /// Empties the filter.
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let mut f = Classic::new(ClassicParams { cells: 4096, k: 5 }, 1).unwrap();
+    /// let mut f = Classic::new(ClassicParams::new(4096, 5), 1).unwrap();
     /// f.insert("a");
     /// f.clear();
     /// assert!(!f.contains("a"));
@@ -564,27 +663,39 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// assert_eq!(Classic::new(ClassicParams { cells: 513, k: 5 }, 1).unwrap().cells(), 1024);
+    /// assert_eq!(Classic::new(ClassicParams::new(513, 5), 1).unwrap().cells(), 1024);
     /// ```
     pub fn cells(&self) -> usize {
         self.cells.cells()
     }
 
-    /// Bits set per item.
+    /// Bits set per item (over both blocks with [`Layout::TwoBlocks`]).
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// assert_eq!(Classic::new(ClassicParams { cells: 512, k: 5 }, 1).unwrap().k(), 5);
+    /// assert_eq!(Classic::new(ClassicParams::new(512, 5), 1).unwrap().k(), 5);
     /// ```
     pub fn k(&self) -> u32 {
         self.k
+    }
+
+    /// The layout of items' bits.
+    ///
+    /// ```
+    /// # use streambloom::classic::{Classic, ClassicParams};
+    /// use streambloom::Layout;
+    /// let p = ClassicParams::new(4096, 5).with_layout(Layout::TwoBlocks);
+    /// assert_eq!(Classic::new(p, 1).unwrap().layout(), Layout::TwoBlocks);
+    /// ```
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// The fraction of bits set.
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let mut f = Classic::new(ClassicParams { cells: 512, k: 4 }, 1).unwrap();
+    /// let mut f = Classic::new(ClassicParams::new(512, 4), 1).unwrap();
     /// f.insert_hash(9);
     /// assert_eq!(f.fill_ratio(), 4.0 / 512.0);
     /// ```
@@ -594,11 +705,11 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     }
 
     /// The blocked false-positive rate expected after `n` distinct
-    /// insertions ([`ClassicParams::predicted_fpr`]).
+    /// insertions in this filter's layout ([`ClassicParams::predicted_fpr`]).
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let f = Classic::new(ClassicParams { cells: 1 << 20, k: 7 }, 1).unwrap();
+    /// let f = Classic::new(ClassicParams::new(1 << 20, 7), 1).unwrap();
     /// assert!(f.predicted_fpr(100_000) < 0.02);
     /// ```
     pub fn predicted_fpr(&self, n: u64) -> f64 {
@@ -610,7 +721,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let f = Classic::new(ClassicParams { cells: 1 << 20, k: 7 }, 1).unwrap();
+    /// let f = Classic::new(ClassicParams::new(1 << 20, 7), 1).unwrap();
     /// assert!(f.unblocked_fpr(100_000) < f.predicted_fpr(100_000));
     /// ```
     pub fn unblocked_fpr(&self, n: u64) -> f64 {
@@ -621,13 +732,14 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let f = Classic::new(ClassicParams { cells: 1000, k: 3 }, 1).unwrap();
-    /// assert_eq!(f.params(), ClassicParams { cells: 1024, k: 3 });
+    /// let f = Classic::new(ClassicParams::new(1000, 3), 1).unwrap();
+    /// assert_eq!(f.params(), ClassicParams::new(1024, 3));
     /// ```
     pub fn params(&self) -> ClassicParams {
         ClassicParams {
             cells: self.cells.cells(),
             k: self.k,
+            layout: self.layout,
         }
     }
 
@@ -637,7 +749,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
     /// # use streambloom::Isa;
-    /// let mut f = Classic::new(ClassicParams { cells: 512, k: 3 }, 1).unwrap();
+    /// let mut f = Classic::new(ClassicParams::new(512, 3), 1).unwrap();
     /// f.set_isa(Isa::Scalar).unwrap();
     /// assert_eq!(f.isa(), Isa::Scalar);
     /// ```
@@ -650,7 +762,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
     /// # use streambloom::Isa;
-    /// let f = Classic::new(ClassicParams { cells: 512, k: 3 }, 1).unwrap();
+    /// let f = Classic::new(ClassicParams::new(512, 3), 1).unwrap();
     /// assert_eq!(f.isa(), Isa::detect());
     /// ```
     pub fn isa(&self) -> Isa {
@@ -661,7 +773,7 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     ///
     /// ```
     /// # use streambloom::classic::{Classic, ClassicParams};
-    /// let f = Classic::new(ClassicParams { cells: 1024, k: 3 }, 1).unwrap();
+    /// let f = Classic::new(ClassicParams::new(1024, 3), 1).unwrap();
     /// assert_eq!(f.blocks().len(), 2);
     /// ```
     pub fn blocks(&self) -> &[Block] {

@@ -3,7 +3,8 @@
 //! picks `d`, `K` and `P` for a memory budget and a target false-positive
 //! rate.
 
-use crate::analysis::stable::{blocked_fpr, stable_point};
+use crate::analysis::stable::{layout_fpr, stable_point};
+use crate::hash::Layout;
 use crate::{store, Block, Error, Result, Width};
 
 /// How a [`StableBloom`](super::StableBloom) evicts: which `P` cells it
@@ -31,9 +32,9 @@ pub enum Eviction {
 /// formula uses that `m`.
 ///
 /// ```
-/// use streambloom::stable::{Eviction, StableParams};
+/// use streambloom::stable::{Eviction, Layout, StableParams};
 /// use streambloom::W4;
-/// let p = StableParams { cells: 1000, bits_per_cell: 3, k: 3, p: 10, eviction: Eviction::Random };
+/// let p = StableParams { cells: 1000, bits_per_cell: 3, k: 3, p: 10, eviction: Eviction::Random, layout: Layout::OneBlock };
 /// assert_eq!(p.effective_cells::<W4>(), Ok(1024)); // 8 blocks of 128 cells
 /// assert!(StableParams { k: 0, ..p }.effective_cells::<W4>().is_err());
 /// ```
@@ -44,12 +45,18 @@ pub struct StableParams {
     /// Bits `d` a cell uses: cells are set to `Max = 2^d - 1`.
     /// `1 <= d <= W::BITS`.
     pub bits_per_cell: u32,
-    /// Cells `K` set per item, all in the item's block: `1 <= K <= W::CELLS`.
+    /// Cells `K` set per item, all in the item's block or split between
+    /// two ([`layout`](Self::layout)): `1 <= K <= W::CELLS`.
     pub k: u32,
     /// Cells `P` decremented per item: `1 <= P <= m`.
     pub p: usize,
     /// Which cells are decremented.
     pub eviction: Eviction,
+    /// Where an item's `K` cells go: one block, or `⌈K/2⌉` and `⌊K/2⌋` in
+    /// two independent blocks ([`Layout`]), which brings the delivered
+    /// false-positive rate close to the paper's bound for one more cache
+    /// line per item.
+    pub layout: Layout,
 }
 
 impl StableParams {
@@ -57,9 +64,9 @@ impl StableParams {
     /// of blocks they need.
     ///
     /// ```
-    /// use streambloom::stable::{Eviction, StableParams};
+    /// use streambloom::stable::{Eviction, Layout, StableParams};
     /// use streambloom::{Error, Value, W8};
-    /// let p = StableParams { cells: 100, bits_per_cell: 3, k: 3, p: 10, eviction: Eviction::Sweep };
+    /// let p = StableParams { cells: 100, bits_per_cell: 3, k: 3, p: 10, eviction: Eviction::Sweep, layout: Layout::OneBlock };
     /// assert_eq!(p.blocks::<W8>(), Ok(2));
     /// assert_eq!(
     ///     StableParams { bits_per_cell: 9, ..p }.blocks::<W8>(),
@@ -103,8 +110,8 @@ impl StableParams {
     /// `Max = 2^d - 1`, the value an item sets its cells to.
     ///
     /// ```
-    /// use streambloom::stable::{Eviction, StableParams};
-    /// let p = StableParams { cells: 100, bits_per_cell: 3, k: 3, p: 10, eviction: Eviction::Sweep };
+    /// use streambloom::stable::{Eviction, Layout, StableParams};
+    /// let p = StableParams { cells: 100, bits_per_cell: 3, k: 3, p: 10, eviction: Eviction::Sweep, layout: Layout::OneBlock };
     /// assert_eq!(p.max(), 7);
     /// ```
     pub fn max(&self) -> u32 {
@@ -125,12 +132,13 @@ impl StableParams {
     /// The paper's false-positive bound `(1 - stable_point)^K` for `m`
     /// cells (Deng & Rafiei §4, as summarized in the Importance-aware
     /// Bloom Filter paper, §II.A), kept for comparison. It treats an item's
-    /// `K` cells as independent; in the blocked layout they are not, and
-    /// the filter delivers more: use [`predicted_fpr`](Self::predicted_fpr).
+    /// `K` cells as independent; in the blocked layouts they are not, and
+    /// the filter delivers more (much more with one block, a little more
+    /// with two): use [`predicted_fpr`](Self::predicted_fpr).
     ///
     /// ```
-    /// use streambloom::stable::{Eviction, StableParams};
-    /// let p = StableParams { cells: 1 << 16, bits_per_cell: 3, k: 5, p: 67, eviction: Eviction::Random };
+    /// use streambloom::stable::{Eviction, Layout, StableParams};
+    /// let p = StableParams { cells: 1 << 16, bits_per_cell: 3, k: 5, p: 67, eviction: Eviction::Random, layout: Layout::OneBlock };
     /// let z = p.stable_point(1 << 16)?;
     /// assert!((p.paper_false_positive_bound(1 << 16)? - libm::pow(1.0 - z, 5.0)).abs() < 1e-12);
     /// # Ok::<(), streambloom::Error>(())
@@ -140,23 +148,36 @@ impl StableParams {
     }
 
     /// The steady-state false-positive rate the **blocked** filter of width
-    /// `W` delivers on distinct keys ([`blocked_fpr`]): exact for
-    /// [`Eviction::Sweep`], an upper bound for [`Eviction::Random`] (tight
-    /// when eviction runs span many blocks).
+    /// `W` delivers on distinct keys in its [`layout`](Self::layout)
+    /// ([`layout_fpr`]; [`blocked_fpr`](crate::analysis::stable::blocked_fpr)
+    /// for one block): exact for [`Eviction::Sweep`] with one block, an
+    /// upper bound for [`Eviction::Random`] (tight when eviction runs span
+    /// many blocks).
     ///
     /// ```
-    /// use streambloom::stable::{Eviction, StableParams};
+    /// use streambloom::stable::{Eviction, Layout, StableParams};
     /// use streambloom::W8;
-    /// let p = StableParams { cells: 1 << 16, bits_per_cell: 3, k: 5, p: 67, eviction: Eviction::Random };
+    /// let p = StableParams { cells: 1 << 16, bits_per_cell: 3, k: 5, p: 67, eviction: Eviction::Random, layout: Layout::OneBlock };
     /// let blocked = p.predicted_fpr::<W8>().unwrap();
     /// // The paper's bound is about 1 %; a blocked filter delivers more.
     /// assert!(p.paper_false_positive_bound(1 << 16)? < 0.0098);
     /// assert!(blocked > 0.02);
+    /// // Two blocks: closer to the paper's bound.
+    /// let two = StableParams { layout: Layout::TwoBlocks, ..p }.predicted_fpr::<W8>().unwrap();
+    /// assert!(two < 0.6 * blocked);
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn predicted_fpr<W: Width>(&self) -> Result<f64> {
         let m = self.effective_cells::<W>()?;
-        blocked_fpr(self.eviction, m, W::CELLS, self.k, self.p, self.max())
+        layout_fpr(
+            self.layout,
+            self.eviction,
+            m,
+            W::CELLS,
+            self.k,
+            self.p,
+            self.max(),
+        )
     }
 
     /// These parameters with `p` set to the smallest `P` (in `1..=m`) whose
@@ -167,9 +188,9 @@ impl StableParams {
     /// misses.
     ///
     /// ```
-    /// use streambloom::stable::{Eviction, StableParams};
+    /// use streambloom::stable::{Eviction, Layout, StableParams};
     /// use streambloom::W4;
-    /// let p = StableParams { cells: 1 << 20, bits_per_cell: 3, k: 3, p: 1, eviction: Eviction::Random };
+    /// let p = StableParams { cells: 1 << 20, bits_per_cell: 3, k: 3, p: 1, eviction: Eviction::Random, layout: Layout::OneBlock };
     /// let planned = p.with_smallest_p::<W4>(0.01).unwrap();
     /// assert!(planned.predicted_fpr::<W4>().unwrap() <= 0.01);
     /// let one_less = StableParams { p: planned.p - 1, ..p };
@@ -183,8 +204,16 @@ impl StableParams {
         let m = StableParams { p: 1, ..self }.effective_cells::<W>()?;
         let meets = |p: usize| {
             let params = StableParams { p, ..self };
-            blocked_fpr(params.eviction, m, W::CELLS, params.k, p, params.max())
-                .is_ok_and(|fpr| fpr <= target_fpr)
+            layout_fpr(
+                params.layout,
+                params.eviction,
+                m,
+                W::CELLS,
+                params.k,
+                p,
+                params.max(),
+            )
+            .is_ok_and(|fpr| fpr <= target_fpr)
         };
         let p = crate::search::first(1, m, meets).ok_or(Error::param(
             "target_fpr",
@@ -194,11 +223,13 @@ impl StableParams {
         Ok(StableParams { p, ..self })
     }
 
-    /// Plans a filter of width `W` in `memory_bytes` bytes (rounded down to
-    /// whole 64-byte blocks) whose steady-state false-positive rate on
-    /// distinct keys, as the blocked filter delivers it
-    /// ([`predicted_fpr`](Self::predicted_fpr)), is at most `target_fpr`,
-    /// under `eviction`.
+    /// Plans a one-block filter of width `W` in `memory_bytes` bytes
+    /// (rounded down to whole 64-byte blocks) whose steady-state
+    /// false-positive rate on distinct keys, as the blocked filter delivers
+    /// it ([`predicted_fpr`](Self::predicted_fpr)), is at most
+    /// `target_fpr`, under `eviction`:
+    /// [`plan_with_layout`](Self::plan_with_layout) with
+    /// [`Layout::OneBlock`].
     ///
     /// **What it optimizes.** A Stable filter trades false positives for
     /// false negatives: more eviction (larger `P`) means more zero cells,
@@ -229,7 +260,7 @@ impl StableParams {
     /// `(d, K, P)` reaching the target.
     ///
     /// ```
-    /// use streambloom::stable::{Eviction, StableParams};
+    /// use streambloom::stable::{Eviction, Layout, StableParams};
     /// use streambloom::W8;
     /// let p = StableParams::plan::<W8>(1 << 20, 0.01, Eviction::Random).unwrap();
     /// assert_eq!(p.effective_cells::<W8>().unwrap(), 1 << 20);
@@ -240,6 +271,30 @@ impl StableParams {
         memory_bytes: usize,
         target_fpr: f64,
         eviction: Eviction,
+    ) -> Result<StableParams> {
+        Self::plan_with_layout::<W>(memory_bytes, target_fpr, eviction, Layout::OneBlock)
+    }
+
+    /// [`plan`](Self::plan) for a filter in `layout`, by that layout's
+    /// rate ([`layout_fpr`]). Two blocks need less eviction for the same
+    /// rate, so they remember items longer.
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, Layout, StableParams};
+    /// use streambloom::W8;
+    /// let one = StableParams::plan::<W8>(1 << 20, 0.01, Eviction::Sweep).unwrap();
+    /// let two = StableParams::plan_with_layout::<W8>(1 << 20, 0.01, Eviction::Sweep, Layout::TwoBlocks).unwrap();
+    /// assert_eq!(two.layout, Layout::TwoBlocks);
+    /// assert!(two.predicted_fpr::<W8>().unwrap() <= 0.01);
+    /// // A longer memory: the expected lifetime of a set cell, in items.
+    /// let life = |p: StableParams| (f64::from(p.max()) - 0.5) / p.p as f64;
+    /// assert!(life(two) > life(one));
+    /// ```
+    pub fn plan_with_layout<W: Width>(
+        memory_bytes: usize,
+        target_fpr: f64,
+        eviction: Eviction,
+        layout: Layout,
     ) -> Result<StableParams> {
         let blocks = memory_bytes / Block::BYTES;
         if blocks == 0 {
@@ -275,6 +330,7 @@ impl StableParams {
                     k,
                     p: 1,
                     eviction,
+                    layout,
                 };
                 let Ok(params) = candidate.with_smallest_p::<W>(target_fpr) else {
                     continue;

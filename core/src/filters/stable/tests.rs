@@ -14,7 +14,18 @@ fn params(cells: usize, bits: u32, k: u32, p: usize, eviction: Eviction) -> Stab
         k,
         p,
         eviction,
+        layout: Layout::OneBlock,
     }
+}
+
+/// `p` with two blocks an item if `two` (for the property tests' draws).
+fn in_layout(p: StableParams, two: bool) -> StableParams {
+    let layout = if two {
+        Layout::TwoBlocks
+    } else {
+        Layout::OneBlock
+    };
+    StableParams { layout, ..p }
 }
 
 #[test]
@@ -145,28 +156,50 @@ impl Model {
     }
 
     /// The item's cells, placed by a plain restatement of the Stable
-    /// filter's placement ([`super::PLACEMENT`], Floyd's sampling), so a
-    /// change to either shows here: the block is
-    /// `⌊mix64(h)·blocks / 2^64⌋`; the cells come from Floyd's algorithm
-    /// over the block's `B` cells (for `j` in `B-K..B`, draw `t` uniform in
-    /// `0..=j` and take `t`, or `j` if `t` is taken), with `t` the high
-    /// word of `x·(j+1)` for a 64-bit state `x` that keeps the low word,
-    /// reseeded as `mix64(h ^ SALT ^ round·C)` before a draw would take the
-    /// bits used past 48.
+    /// filter's placement ([`super::PLACEMENT`], Floyd's sampling) and
+    /// layout, so a change to either shows here. One block: all `K` cells
+    /// of [`Self::half`]`(h, h, K)`. Two blocks: `half(h, h, ⌈K/2⌉)` and
+    /// `half(h ^ SECOND_BLOCK_SALT, h ^ SECOND_CELLS_SALT, ⌊K/2⌋)`; a cell
+    /// in both (the halves share a block) is one cell.
     fn locate(&self, h: u64) -> Vec<usize> {
+        let k = self.params.k.min(self.per_block as u32);
+        if self.params.layout == Layout::OneBlock || k == 1 {
+            return self.half(h, h, k);
+        }
+        let mut cells = self.half(h, h, k - k / 2);
+        for c in self.half(
+            h ^ hash::SECOND_BLOCK_SALT,
+            h ^ hash::SECOND_CELLS_SALT,
+            k / 2,
+        ) {
+            if !cells.contains(&c) {
+                cells.push(c);
+            }
+        }
+        cells
+    }
+
+    /// `k` cells in the block of `block_hash`, placed from `cell_hash`: the
+    /// block is `⌊mix64(block_hash)·blocks / 2^64⌋`; the cells come from
+    /// Floyd's algorithm over the block's `B` cells (for `j` in `B-k..B`,
+    /// draw `t` uniform in `0..=j` and take `t`, or `j` if `t` is taken),
+    /// with `t` the high word of `x·(j+1)` for a 64-bit state `x` that
+    /// keeps the low word, reseeded as `mix64(cell_hash ^ SALT ^ round·C)`
+    /// before a draw would take the bits used past 48.
+    fn half(&self, block_hash: u64, cell_hash: u64, k: u32) -> Vec<usize> {
         const SALT: u64 = 0x6A09_E667_F3BC_C909;
         const ROUND: u64 = 0xD6E8_FEB8_6659_FD93;
-        let block = ((u128::from(hash::mix64(h)) * self.blocks as u128) >> 64) as usize;
+        let block = ((u128::from(hash::mix64(block_hash)) * self.blocks as u128) >> 64) as usize;
         let b = self.per_block;
-        let k = (self.params.k as usize).min(b);
-        let (mut x, mut used, mut round) = (hash::mix64(h ^ SALT), 0u32, 0u64);
+        let k = k as usize;
+        let (mut x, mut used, mut round) = (hash::mix64(cell_hash ^ SALT), 0u32, 0u64);
         let mut cells: Vec<usize> = Vec::new();
         for j in b - k..b {
             let n = j as u64 + 1;
             let bits = 64 - (n - 1).leading_zeros();
             if used + bits > 48 {
                 round += 1;
-                x = hash::mix64(h ^ SALT ^ round.wrapping_mul(ROUND));
+                x = hash::mix64(cell_hash ^ SALT ^ round.wrapping_mul(ROUND));
                 used = 0;
             }
             used += bits;
@@ -228,7 +261,7 @@ fn agrees_with_model<W: Width>(
     bits: u32,
     k: u32,
     p_frac: f64,
-    sweep: bool,
+    (sweep, two): (bool, bool),
     seed: u64,
     ops: &[Op],
 ) -> std::result::Result<(), TestCaseError> {
@@ -244,12 +277,15 @@ fn agrees_with_model<W: Width>(
     } else {
         Eviction::Random
     };
-    let params = params(
-        m,
-        bits.clamp(1, W::BITS),
-        k.clamp(1, W::CELLS as u32),
-        p,
-        eviction,
+    let params = in_layout(
+        params(
+            m,
+            bits.clamp(1, W::BITS),
+            k.clamp(1, W::CELLS as u32),
+            p,
+            eviction,
+        ),
+        two,
     );
     for isa in Isa::available() {
         let mut f = StableBloom::<W, _, _>::with_storage(
@@ -302,15 +338,17 @@ proptest! {
         k in 1..20u32,
         p_frac in 0.0..1.2f64,
         sweep: bool,
+        two: bool,
         seed: u64,
         ops in proptest::collection::vec(op(), 0..crate::scaled(200)),
     ) {
-        agrees_with_model::<W1>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
-        agrees_with_model::<W2>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
-        agrees_with_model::<W4>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
-        agrees_with_model::<W8>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
-        agrees_with_model::<W16>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
-        agrees_with_model::<W32>(blocks, bits, k, p_frac, sweep, seed, &ops)?;
+        let how = (sweep, two);
+        agrees_with_model::<W1>(blocks, bits, k, p_frac, how, seed, &ops)?;
+        agrees_with_model::<W2>(blocks, bits, k, p_frac, how, seed, &ops)?;
+        agrees_with_model::<W4>(blocks, bits, k, p_frac, how, seed, &ops)?;
+        agrees_with_model::<W8>(blocks, bits, k, p_frac, how, seed, &ops)?;
+        agrees_with_model::<W16>(blocks, bits, k, p_frac, how, seed, &ops)?;
+        agrees_with_model::<W32>(blocks, bits, k, p_frac, how, seed, &ops)?;
     }
 
     #[test]
@@ -321,11 +359,12 @@ proptest! {
         k in 1..8u32,
         p in 1..200usize,
         sweep: bool,
+        two: bool,
         seed: u64,
         hashes in proptest::collection::vec(0..500u64, 0..crate::scaled(300)),
     ) {
         let eviction = if sweep { Eviction::Sweep } else { Eviction::Random };
-        let params = params(blocks * 64, 3, k, p.min(blocks * 64), eviction);
+        let params = in_layout(params(blocks * 64, 3, k, p.min(blocks * 64), eviction), two);
         let mut one = StableBloom::<W8>::new(params, seed).unwrap();
         let mut batched = one.clone();
         let want: Vec<bool> = hashes.iter().map(|&h| one.observe_hash(hash::mix64(h))).collect();
@@ -349,10 +388,12 @@ proptest! {
         p in 1..1024usize,
         sweep: bool,
         seed: u64,
+        two: bool,
         keys in proptest::collection::vec(any::<u64>(), 1..crate::scaled(100)),
     ) {
         let eviction = if sweep { Eviction::Sweep } else { Eviction::Random };
-        let mut f = StableBloom::<W4>::new(params(1024, bits, k, p, eviction), seed).unwrap();
+        let params = in_layout(params(1024, bits, k, p, eviction), two);
+        let mut f = StableBloom::<W4>::new(params, seed).unwrap();
         for (i, key) in keys.iter().enumerate() {
             if i % 2 == 0 {
                 f.insert(key);
@@ -371,7 +412,7 @@ proptest! {
 fn sweep_batches_agree<W: Width>(
     blocks: usize,
     p_frac: f64,
-    k: u32,
+    (k, two): (u32, bool),
     seed: u64,
     hashes: &[u64],
     split: usize,
@@ -384,7 +425,10 @@ fn sweep_batches_agree<W: Width>(
         ((p_frac * m as f64) as usize).clamp(1, m)
     };
     let bits = W::BITS.min(3);
-    let params = params(m, bits, k.min(W::CELLS as u32), p, Eviction::Sweep);
+    let params = in_layout(
+        params(m, bits, k.min(W::CELLS as u32), p, Eviction::Sweep),
+        two,
+    );
     for isa in Isa::available() {
         let mut one = StableBloom::<W>::new(params, seed).unwrap();
         one.set_isa(isa).unwrap();
@@ -416,11 +460,13 @@ proptest! {
         blocks in 1..6usize,
         p_frac in 0.0..1.2f64,
         k in 1..8u32,
+        two: bool,
         seed: u64,
         keys in proptest::collection::vec(0..300u64, 0..crate::scaled(400)),
         split in 1..150usize,
     ) {
         let hashes: Vec<u64> = keys.iter().map(|&key| hash::mix64(key)).collect();
+        let k = (k, two);
         sweep_batches_agree::<W1>(blocks, p_frac, k, seed, &hashes, split)?;
         sweep_batches_agree::<W2>(blocks, p_frac, k, seed, &hashes, split)?;
         sweep_batches_agree::<W4>(blocks, p_frac, k, seed, &hashes, split)?;
@@ -506,6 +552,12 @@ fn random_eviction_reaches_the_papers_stable_point() {
     check_stable_point::<W8>(params(m, 2, 5, 20, Eviction::Random), 2);
     check_stable_point::<W8>(params(m, 4, 6, 64, Eviction::Random), 3);
     check_stable_point::<W2>(params(m, 1, 4, 4, Eviction::Random), 4);
+    // Two blocks keep each cell's marginal law, so the stable point.
+    let two = StableParams {
+        layout: Layout::TwoBlocks,
+        ..params(m, 2, 5, 20, Eviction::Random)
+    };
+    check_stable_point::<W8>(two, 9);
 }
 
 #[test]
@@ -518,32 +570,54 @@ fn sweep_eviction_reaches_its_stable_point() {
     check_stable_point::<W8>(params(m, 2, 5, 32, Eviction::Sweep), 6);
     check_stable_point::<W8>(params(m, 4, 6, 64, Eviction::Sweep), 7);
     check_stable_point::<W2>(params(m, 1, 4, 4, Eviction::Sweep), 8);
+    let two = StableParams {
+        layout: Layout::TwoBlocks,
+        ..params(m, 3, 5, 32, Eviction::Sweep)
+    };
+    check_stable_point::<W8>(two, 10);
 }
 
 /// The false-positive rate of the filter's current state for never-seen
 /// keys ([`StableBloom::current_fpr`]) and its standard error by batch
 /// means over 64 runs of consecutive blocks (blocks interact only through
 /// decrement runs that cross them, so runs of many blocks are nearly
-/// independent).
+/// independent). With two blocks the rate is the product `M1·M2` of the
+/// two halves' means over blocks; its standard error is the delta method's,
+/// the batch means of `M2·m1 + M1·m2` (`m1`, `m2` a run's means), which is
+/// the one-block batch means when `m2 = M2 = 1`.
 fn state_fpr_and_se<W: Width>(f: &StableBloom<W>) -> (f64, f64) {
     let blocks = f.cells.block_count();
-    let k = f.params.k as usize;
-    let per_block = |b: usize| {
+    let (k1, k2) = f.params.layout.halves(f.params.k);
+    let per_block = |b: usize, k: u32| {
         let set = W::CELLS
             - f.cells
                 .kernels()
                 .zero_count(f.cells.blocks(), b * W::CELLS, W::CELLS);
-        (0..k)
+        (0..k as usize)
             .map(|j| set.saturating_sub(j) as f64 / (W::CELLS - j) as f64)
             .product::<f64>()
     };
     let g = 64.min(blocks);
     let run = blocks / g;
-    let means: Vec<f64> = (0..g)
-        .map(|i| (i * run..(i + 1) * run).map(per_block).sum::<f64>() / run as f64)
+    let means: Vec<(f64, f64)> = (0..g)
+        .map(|i| {
+            let run_mean = |k| {
+                (i * run..(i + 1) * run)
+                    .map(|b| per_block(b, k))
+                    .sum::<f64>()
+                    / run as f64
+            };
+            (run_mean(k1), run_mean(k2))
+        })
         .collect();
-    let mean = means.iter().sum::<f64>() / g as f64;
-    let var = means.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (g - 1) as f64;
+    let m1 = means.iter().map(|m| m.0).sum::<f64>() / g as f64;
+    let m2 = means.iter().map(|m| m.1).sum::<f64>() / g as f64;
+    let z: Vec<f64> = means
+        .iter()
+        .map(|&(a, b)| m2 * a + m1 * b - m1 * m2)
+        .collect();
+    let mean = m1 * m2;
+    let var = z.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (g - 1) as f64;
     (mean, libm::sqrt(var / g as f64))
 }
 
@@ -611,6 +685,80 @@ fn blocked_model_matches_the_filter() {
         exceeded >= 12,
         "the paper's bound was exceeded at only {exceeded} of 16"
     );
+}
+
+/// The two-block model ([`layout_fpr`](crate::analysis::stable::layout_fpr))
+/// against the filter with two blocks an item, at the settings of
+/// `blocked_model_matches_the_filter`: within 5 standard errors for
+/// `Sweep`, an upper bound for `Random` (tight when runs are much longer
+/// than a block), and below the one-block rate everywhere.
+#[test]
+#[cfg_attr(miri, ignore = "statistics, not memory safety: too slow under Miri")]
+fn two_block_model_matches_the_filter() {
+    fn check<W: Width>(bits: u32, k: u32, p: usize, eviction: Eviction) {
+        let one = params(1 << 16, bits, k, p, eviction);
+        let pr = StableParams {
+            layout: Layout::TwoBlocks,
+            ..one
+        };
+        let mut f = StableBloom::<W>::new(pr, u64::from(bits * 100 + k) + p as u64).unwrap();
+        let (fpr, se) = steady_fpr(&mut f, 4);
+        let model = f.predicted_fpr();
+        let what = format!(
+            "W{} {pr:?}: measured {fpr:.5} ± {se:.5}, model {model:.5}",
+            W::BITS
+        );
+        match eviction {
+            Eviction::Sweep => assert!((fpr - model).abs() <= 5.0 * se, "{what}"),
+            Eviction::Random => {
+                assert!(fpr <= model + 5.0 * se, "{what}");
+                if p >= 8 * W::CELLS {
+                    assert!(model - fpr <= 0.05 * fpr + 5.0 * se, "{what}");
+                }
+            }
+        }
+        assert!(model < one.predicted_fpr::<W>().unwrap(), "{what}");
+    }
+    for eviction in [Eviction::Random, Eviction::Sweep] {
+        check::<W4>(3, 3, 86, eviction);
+        check::<W8>(3, 5, 67, eviction);
+        check::<W8>(2, 5, 20, eviction);
+        check::<W2>(1, 4, 4, eviction);
+        check::<W16>(4, 6, 64, eviction);
+        check::<W16>(3, 5, 500, eviction);
+        check::<W4>(1, 8, 3, eviction);
+        check::<W8>(3, 8, 200, eviction);
+    }
+}
+
+/// Issue 9's claim for the Stable filter: with two blocks the delivered
+/// rate comes within 1.3× of the paper's bound `(1 - stable_point)^K` at
+/// the README's sweep setting (W8, d = 3, K = 5, the `P` the one-block
+/// planner chose for 1 %), where one block does not. The model, exact for
+/// `Sweep` (`two_block_model_matches_the_filter`), is within 1.3× of the
+/// bound; the measured steady-state rate (`steady_fpr`) is not above
+/// 1.3× by more than 5 standard errors with two blocks, and is above it by
+/// more than 5 with one (each fails with probability below `10⁻⁶` when
+/// the claim is true). Random eviction with runs of a block or two keeps
+/// more correlation: 1.5× at its `P`, see `report_layout`.
+#[test]
+#[cfg_attr(miri, ignore = "statistics, not memory safety: too slow under Miri")]
+fn two_blocks_come_close_to_the_papers_bound() {
+    let one = params(1 << 16, 3, 5, 78, Eviction::Sweep);
+    for layout in Layout::ALL {
+        let p = StableParams { layout, ..one };
+        let mut f = StableBloom::<W8>::new(p, 23).unwrap();
+        let (fpr, se) = steady_fpr(&mut f, 4);
+        let paper = f.paper_false_positive_bound();
+        let what = format!("{layout:?}: measured {fpr:.5} ± {se:.5}, paper's bound {paper:.5}");
+        match layout {
+            Layout::OneBlock => assert!(fpr - 5.0 * se > 1.3 * paper, "{what}"),
+            Layout::TwoBlocks => {
+                assert!(fpr - 5.0 * se < 1.3 * paper, "{what}");
+                assert!(f.predicted_fpr() < 1.3 * paper, "{what}");
+            }
+        }
+    }
 }
 
 /// The sweep's window without false negatives, exactly: a key seen `g`
@@ -904,12 +1052,14 @@ proptest! {
         k in 1..8u32,
         p in 1..200usize,
         sweep: bool,
+        two: bool,
         seed: u64,
         keys in proptest::collection::vec(0..2000u64, 0..crate::scaled(700)),
         probes in proptest::collection::vec(0..4000u64, 0..crate::scaled(700)),
     ) {
         let eviction = if sweep { Eviction::Sweep } else { Eviction::Random };
         let params = params(blocks * W8::CELLS, bits, k, p.min(blocks * W8::CELLS), eviction);
+        let params = in_layout(params, two);
         let mut one = StableBloom::<W8>::new(params, seed).unwrap();
         prop_assert_eq!(one.cells.prefetching(), blocks >= PREFETCH_BLOCKS);
         let (mut keyed, mut hashed) = (one.clone(), one.clone());
@@ -968,4 +1118,68 @@ fn restore_restarts_the_eviction_prng_from_the_hasher() {
     let g = StableBloom::<W4>::restore(p, f.blocks().to_vec(), hash::seeded_hasher(5), 0).unwrap();
     assert!(g == f);
     assert_eq!(g.rng, fresh);
+}
+
+/// The two layouts against the paper's bound at the README's Stable
+/// settings (the planner table's W8, d = 3, K = 5 filters at the `P` the
+/// one-block planner chose, and the planner's 1 MiB plans): per layout
+/// the rate measured on 400 000 never-seen keys at the steady state, the
+/// steady state's own rate (`current_fpr` averaged over 8 snapshots, ±
+/// its standard error), the model (`predicted_fpr`) and the ratio of the
+/// measured rate to the paper's bound `(1 - stable_point)^K`. Run with
+/// `cargo test --release -p streambloom --lib report_layout -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore]
+fn report_layout() {
+    fn row<W: Width>(label: &str, p: StableParams) {
+        for layout in Layout::ALL {
+            let p = StableParams { layout, ..p };
+            let mut f = StableBloom::<W>::new(p, 17).unwrap();
+            let (state, se) = steady_fpr(&mut f, 8);
+            let queries = 400_000u64;
+            let hits = (0..queries)
+                .filter(|i| f.contains_hash(hash::mix64(i + (1 << 62))))
+                .count();
+            let measured = hits as f64 / queries as f64;
+            let paper = f.paper_false_positive_bound();
+            std::println!(
+                "| {label} | {layout:?} | {paper:.5} | {measured:.5} ({:.2}×) | {state:.5} ± {se:.5} ({:.2}×) | {:.5} |",
+                measured / paper,
+                state / paper,
+                f.predicted_fpr(),
+            );
+        }
+    }
+    std::println!("| setting | layout | paper's bound | measured (÷ bound) | steady state (÷ bound) | model |");
+    std::println!("|---|---|---|---|---|---|");
+    for (m, target) in [(1 << 16, 0.01), (1 << 20, 0.01), (1 << 16, 0.05)] {
+        for eviction in [Eviction::Random, Eviction::Sweep] {
+            let p = params(m, 3, 5, 1, eviction)
+                .with_smallest_p::<W8>(target)
+                .unwrap();
+            let label = format!(
+                "W8 d=3 K=5 P={} m=2^{} {eviction:?}",
+                p.p,
+                m.trailing_zeros()
+            );
+            row::<W8>(&label, p);
+        }
+    }
+    for eviction in [Eviction::Random, Eviction::Sweep] {
+        for target in [0.01, 0.001] {
+            let p = StableParams::plan::<W8>(1 << 20, target, eviction).unwrap();
+            let label = format!(
+                "plan::<W8>(1 MiB, {target}, {eviction:?}): d={} K={} P={}",
+                p.bits_per_cell, p.k, p.p
+            );
+            row::<W8>(&label, p);
+            let p = StableParams::plan::<W4>(1 << 20, target, eviction).unwrap();
+            let label = format!(
+                "plan::<W4>(1 MiB, {target}, {eviction:?}): d={} K={} P={}",
+                p.bits_per_cell, p.k, p.p
+            );
+            row::<W4>(&label, p);
+        }
+    }
 }
