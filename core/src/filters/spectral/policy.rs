@@ -75,6 +75,17 @@ pub trait Removable: Policy {
     /// Takes back `r >= 1` occurrences of the item hashed to `h`.
     #[doc(hidden)]
     fn remove<C: CountersMut>(&mut self, c: &mut C, h: u64, r: u32);
+
+    /// The configuration for a sliding window of a filter of `counters`
+    /// counters ([`SlidingWindow::with_params`](super::SlidingWindow::with_params)):
+    /// unchanged, by default.
+    #[doc(hidden)]
+    fn windowed(self, _counters: usize) -> Self
+    where
+        Self: Sized,
+    {
+        self
+    }
 }
 
 /// **Minimum Selection** (§2.2): an insertion adds 1 (or `r`) to each of

@@ -366,6 +366,20 @@ impl Policy for RecurringMinimum {
 }
 
 impl Removable for RecurringMinimum {
+    /// A window removes as much as it inserts: without the marker `B_f` a
+    /// removal takes from the secondary only when the minimum is single,
+    /// while an insertion adds there whenever the item is in it, which
+    /// leaves stale counts (§3.3; measured by `repro spectral`'s window
+    /// experiment). So a window gets a marker of `counters` bits (the
+    /// paper's size) unless one was configured.
+    fn windowed(self, counters: usize) -> Self {
+        if self.has_marker() {
+            self
+        } else {
+            self.with_marker(counters)
+        }
+    }
+
     #[inline(always)]
     fn remove<C: CountersMut>(&mut self, c: &mut C, h: u64, r: u32) {
         if self.is_trapping() {

@@ -1608,3 +1608,46 @@ fn a_restored_trapping_filter_is_the_saved_one_without_its_traps() {
     }
     assert!(g == cleared && g.policy == cleared.policy);
 }
+
+/// `SlidingWindow::with_params` turns Recurring Minimum's marker on, and
+/// that is what keeps a window's counts fresh: on a skewed stream the
+/// window without the marker errs on more of the keys present (stale
+/// secondary counts), the one with it on fewer, against exact window counts.
+#[test]
+#[cfg_attr(miri, ignore = "statistics, not memory safety: too slow under Miri")]
+fn a_window_gets_the_marker_and_errs_less() {
+    let params = SpectralParams::<RecurringMinimum>::new(3000, 4).with_layout(Layout::OneBlock);
+    let mut plain = SlidingWindow::new(
+        Spectral::<RecurringMinimum>::new(params.clone(), 3).unwrap(),
+        2000,
+    )
+    .unwrap();
+    let mut marked = SlidingWindow::<RecurringMinimum>::with_params(params, 2000, 3).unwrap();
+    assert!(!plain.filter().policy().has_marker() && marked.filter().policy().has_marker());
+    let mut window = VecDeque::new();
+    let mut rng = crate::rng::Rng::new(0x71D0);
+    for _ in 0..crate::scaled(40_000) {
+        // Skewed keys: the smaller of two uniform draws in 0..1000.
+        let key = rng.next_u64() % 1000;
+        let key = key.min(rng.next_u64() % 1000);
+        plain.insert(&key);
+        marked.insert(&key);
+        window.push_back(key);
+        if window.len() > 2000 {
+            window.pop_front();
+        }
+    }
+    let mut truth = HashMap::new();
+    for k in &window {
+        *truth.entry(*k).or_insert(0u32) += 1;
+    }
+    let wrong = |w: &SlidingWindow<RecurringMinimum>| {
+        truth.iter().filter(|(k, &c)| w.estimate(*k) != c).count()
+    };
+    let (p, m) = (wrong(&plain), wrong(&marked));
+    std::println!(
+        "keys in the window {}: wrong without the marker {p}, with it {m}",
+        truth.len()
+    );
+    assert!(m < p, "without the marker {p}, with it {m}");
+}

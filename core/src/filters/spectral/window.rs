@@ -1,7 +1,7 @@
 //! A Spectral filter over a **sliding window** of the last `W` inserted
 //! items (§2.2 "Deletions and sliding window maintenance", §6.2).
 
-use super::{Blocked, CounterStore, Removable, Spectral};
+use super::{Blocked, CounterStore, Removable, Spectral, SpectralParams};
 use crate::hash::DefaultHasher;
 use crate::{Error, Result};
 use alloc::collections::VecDeque;
@@ -53,6 +53,33 @@ impl<P: Removable, C: CounterStore + core::fmt::Debug, H> core::fmt::Debug
             .field("len", &self.ring.len())
             .field("filter", &self.filter)
             .finish()
+    }
+}
+
+impl<P: Removable, W: super::Counter> SlidingWindow<P, Blocked<W>> {
+    /// A window of the last `window` items over a new filter of `params`
+    /// seeded from `seed`, configured for windows: a
+    /// [`RecurringMinimum`](super::RecurringMinimum) without a marker `B_f`
+    /// gets one of `params.counters` bits (without it, removals leave
+    /// stale counts in the secondary filter); other policies are used as
+    /// given. [`new`](Self::new) takes a filter exactly as built.
+    ///
+    /// ```
+    /// use streambloom::spectral::{RecurringMinimum, SlidingWindow, SpectralParams};
+    /// let params = SpectralParams::<RecurringMinimum>::new(6000, 4);
+    /// let mut w = SlidingWindow::<_>::with_params(params, 1000, 7)?;
+    /// assert!(w.filter().policy().has_marker());
+    /// w.insert("a");
+    /// assert_eq!(w.estimate("a"), 1);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn with_params(params: SpectralParams<P>, window: usize, seed: u64) -> Result<Self> {
+        let counters = params.counters;
+        let params = SpectralParams {
+            policy: params.policy.windowed(counters),
+            ..params
+        };
+        Self::new(Spectral::new(params, seed)?, window)
     }
 }
 
