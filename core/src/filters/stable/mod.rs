@@ -454,7 +454,11 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     #[inline]
     pub fn observe_hash(&mut self, h: u64) -> bool {
         let engine = self.cells.engine();
-        engine.run(ObserveOne { filter: self, h })
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(ObserveOne::<_, _, _, true> { filter: self, h })
+        } else {
+            engine.run(ObserveOne::<_, _, _, false> { filter: self, h })
+        }
     }
 
     /// [`insert`](Self::insert) for a key already hashed to `h`.
@@ -470,7 +474,11 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     #[inline]
     pub fn insert_hash(&mut self, h: u64) {
         let engine = self.cells.engine();
-        engine.run(InsertOne { filter: self, h });
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(InsertOne::<_, _, _, true> { filter: self, h });
+        } else {
+            engine.run(InsertOne::<_, _, _, false> { filter: self, h });
+        }
     }
 
     /// [`contains`](Self::contains) for a key already hashed to `h`.
@@ -484,7 +492,12 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        self.cells.engine().run(ContainsOne { filter: self, h })
+        let engine = self.cells.engine();
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(ContainsOne::<_, _, _, true> { filter: self, h })
+        } else {
+            engine.run(ContainsOne::<_, _, _, false> { filter: self, h })
+        }
     }
 
     /// [`observe_batch`](Self::observe_batch) for keys already hashed.
@@ -511,12 +524,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     pub fn observe_batch_hash(&mut self, hashes: &[u64], duplicates: &mut [bool]) -> Result<()> {
         Error::check_len("duplicates", hashes.len(), duplicates.len())?;
-        let engine = self.cells.engine();
-        engine.run(ObserveBatch {
-            filter: self,
-            hashes,
-            duplicates: Some(duplicates),
-        });
+        self.observe_batch_run(hashes, Some(duplicates));
         Ok(())
     }
 
@@ -532,12 +540,25 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// assert!(f.contains_hash(1));
     /// ```
     pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
+        self.observe_batch_run(hashes, None);
+    }
+
+    /// [`observe_run`](Self::observe_run) in this filter's layout.
+    fn observe_batch_run(&mut self, hashes: &[u64], duplicates: Option<&mut [bool]>) {
         let engine = self.cells.engine();
-        engine.run(ObserveBatch {
-            filter: self,
-            hashes,
-            duplicates: None,
-        });
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(ObserveBatch::<_, _, _, true> {
+                filter: self,
+                hashes,
+                duplicates,
+            });
+        } else {
+            engine.run(ObserveBatch::<_, _, _, false> {
+                filter: self,
+                hashes,
+                duplicates,
+            });
+        }
     }
 
     /// [`contains_batch`](Self::contains_batch) for keys already hashed.
@@ -554,25 +575,33 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     pub fn contains_batch_hash(&self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
         Error::check_len("found", hashes.len(), found.len())?;
-        self.cells.engine().run(ContainsBatch {
-            filter: self,
-            hashes,
-            found,
-        });
+        let engine = self.cells.engine();
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(ContainsBatch::<_, _, _, true> {
+                filter: self,
+                hashes,
+                found,
+            });
+        } else {
+            engine.run(ContainsBatch::<_, _, _, false> {
+                filter: self,
+                hashes,
+                found,
+            });
+        }
         Ok(())
     }
 
-    /// Where item `h` lives: one probe, or two in two blocks.
+    /// Where item `h` lives: one probe, or two in two blocks if `TWO`
+    /// (the layout is a constant of each hot loop: see
+    /// [`hash::probes_fixed`]).
     #[inline(always)]
-    fn probes(&self, h: u64) -> hash::Probes<W> {
-        hash::placed_probes::<W>(
-            self.params.layout,
-            PLACEMENT,
-            self.placement(),
-            h,
-            self.cells.block_count(),
-            self.params.k,
-        )
+    fn probes<const TWO: bool>(&self, h: u64) -> hash::Probes<W> {
+        let placed = hash::Placed {
+            own: PLACEMENT,
+            placement: self.placement(),
+        };
+        hash::probes_fixed::<W, _>(TWO, h, self.cells.block_count(), self.params.k, &placed)
     }
 
     /// Whether none of `probes`' cells is zero.
@@ -595,12 +624,12 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         }
     }
 
-    /// Prefetches the blocks of item `h` (both, with two blocks).
+    /// Prefetches the blocks of item `h` (both if `TWO`: two blocks).
     #[inline(always)]
-    fn prefetch_hash(&self, h: u64) {
+    fn prefetch_hash<const TWO: bool>(&self, h: u64) {
         let blocks = self.cells.block_count();
         prefetch(self.cells.block(hash::block_of(h, blocks)));
-        if self.params.layout == Layout::TwoBlocks {
+        if TWO {
             prefetch(self.cells.block(hash::second_block_of(h, blocks)));
         }
     }
@@ -608,9 +637,9 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// Prefetches the blocks item `h` will touch and draws its eviction
     /// start (in item order: see [`observe_batch_hash`](Self::observe_batch_hash)).
     #[inline(always)]
-    fn stage(&mut self, h: u64) -> usize {
+    fn stage<const TWO: bool>(&mut self, h: u64) -> usize {
         let blocks = self.cells.block_count();
-        self.prefetch_hash(h);
+        self.prefetch_hash::<TWO>(h);
         let start = self.next_eviction();
         // The blocks the run of `P` cells touches, wrapping at the end; past
         // four, the run is sequential and the hardware prefetcher follows.
@@ -624,8 +653,20 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
 
     /// Observes hashed key `h` with its eviction run starting at `start`.
     #[inline(always)]
-    fn observe_at<B: Backend>(&mut self, ops: Ops<W, B>, h: u64, start: usize) -> bool {
-        let probes = self.probes(h);
+    fn observe_at<B: Backend, const TWO: bool>(
+        &mut self,
+        ops: Ops<W, B>,
+        h: u64,
+        start: usize,
+    ) -> bool {
+        let probes = self.probes::<TWO>(h);
+        if !TWO {
+            let p = probes.first;
+            let duplicate = !ops.any_zero(self.cells.block(p.block), p.mask);
+            self.cells.dec_run_wrapping(ops, start, self.params.p);
+            ops.assign(self.cells.block_mut(p.block), p.mask, self.max);
+            return duplicate;
+        }
         let duplicate = self.all_set(ops, &probes);
         self.cells.dec_run_wrapping(ops, start, self.params.p);
         self.set_max(ops, &probes);
@@ -636,14 +677,14 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// and [`insert_batch_hash`](Self::insert_batch_hash), over `ops`'s
     /// kernels: item `i`'s answer goes to `out[i]` when there is an `out`.
     #[inline(always)]
-    fn observe_run<B: Backend>(
+    fn observe_run<B: Backend, const TWO: bool>(
         &mut self,
         ops: Ops<W, B>,
         hashes: &[u64],
         mut out: Option<&mut [bool]>,
     ) {
         if self.params.eviction == Eviction::Sweep {
-            return self.sweep_run(ops, hashes, out);
+            return self.sweep_run::<B, TWO>(ops, hashes, out);
         }
         let mut answer = |i: usize, duplicate: bool| {
             if let Some(out) = out.as_deref_mut() {
@@ -653,21 +694,21 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         if !self.cells.prefetching() {
             for (i, &h) in hashes.iter().enumerate() {
                 let start = self.next_eviction();
-                answer(i, self.observe_at(ops, h, start));
+                answer(i, self.observe_at::<B, TWO>(ops, h, start));
             }
             return;
         }
         let mut starts = [0usize; crate::store::LOOKAHEAD];
         for (slot, &h) in starts.iter_mut().zip(hashes) {
-            *slot = self.stage(h);
+            *slot = self.stage::<TWO>(h);
         }
         for (i, &h) in hashes.iter().enumerate() {
             let slot = i % crate::store::LOOKAHEAD;
             let start = starts[slot];
             if let Some(&ahead) = hashes.get(i + crate::store::LOOKAHEAD) {
-                starts[slot] = self.stage(ahead);
+                starts[slot] = self.stage::<TWO>(ahead);
             }
-            answer(i, self.observe_at(ops, h, start));
+            answer(i, self.observe_at::<B, TWO>(ops, h, start));
         }
     }
 
@@ -683,7 +724,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// and again before setting its cells, once its own run is added), and
     /// at most `m` cells are put off, so none twice.
     #[inline(always)]
-    fn sweep_run<B: Backend>(
+    fn sweep_run<B: Backend, const TWO: bool>(
         &mut self,
         ops: Ops<W, B>,
         hashes: &[u64],
@@ -697,10 +738,10 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         for (i, &h) in hashes.iter().enumerate() {
             if prefetching {
                 if let Some(&ahead) = hashes.get(i + crate::store::LOOKAHEAD) {
-                    self.prefetch_hash(ahead);
+                    self.prefetch_hash::<TWO>(ahead);
                 }
             }
-            let probes = self.probes(h);
+            let probes = self.probes::<TWO>(h);
             let first = probes.first.block * W::CELLS;
             // The second block, or the first again.
             let second = probes.second.map_or(first, |s| s.block * W::CELLS);
@@ -728,8 +769,8 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
 
     /// Item `h`'s query with `ops`'s kernels.
     #[inline(always)]
-    fn contains_with<B: Backend>(&self, ops: Ops<W, B>, h: u64) -> bool {
-        self.all_set(ops, &self.probes(h))
+    fn contains_with<B: Backend, const TWO: bool>(&self, ops: Ops<W, B>, h: u64) -> bool {
+        self.all_set(ops, &self.probes::<TWO>(h))
     }
 
     /// Where this item's run of `P` decrements starts: a uniform random
@@ -1001,50 +1042,53 @@ fn meets<W: Width>(m: usize, first: usize, from: usize, pending: usize) -> bool 
 
 /// [`StableBloom::observe_hash`] as one [`Body`]: the whole item inlined
 /// for the engine's instruction set.
-struct ObserveOne<'a, W: Width, S, H> {
+struct ObserveOne<'a, W: Width, S, H, const TWO: bool> {
     filter: &'a mut StableBloom<W, S, H>,
     h: u64,
 }
 
-impl<W: Width, S: Storage, H: BuildHasher> Body for ObserveOne<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for ObserveOne<'_, W, S, H, TWO> {
     type Output = bool;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> bool {
         let start = self.filter.next_eviction();
-        self.filter.observe_at(Ops::new(backend), self.h, start)
+        self.filter
+            .observe_at::<B, TWO>(Ops::new(backend), self.h, start)
     }
 }
 
 /// [`StableBloom::observe_batch_hash`] (with `duplicates`) and
 /// [`StableBloom::insert_batch_hash`] (without) as one [`Body`].
-struct ObserveBatch<'a, W: Width, S, H> {
+struct ObserveBatch<'a, W: Width, S, H, const TWO: bool> {
     filter: &'a mut StableBloom<W, S, H>,
     hashes: &'a [u64],
     duplicates: Option<&'a mut [bool]>,
 }
 
-impl<W: Width, S: Storage, H: BuildHasher> Body for ObserveBatch<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body
+    for ObserveBatch<'_, W, S, H, TWO>
+{
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         self.filter
-            .observe_run(Ops::new(backend), self.hashes, self.duplicates);
+            .observe_run::<B, TWO>(Ops::new(backend), self.hashes, self.duplicates);
     }
 }
 
 /// [`StableBloom::insert_hash`] as one [`Body`].
-struct InsertOne<'a, W: Width, S, H> {
+struct InsertOne<'a, W: Width, S, H, const TWO: bool> {
     filter: &'a mut StableBloom<W, S, H>,
     h: u64,
 }
 
-impl<W: Width, S: Storage, H: BuildHasher> Body for InsertOne<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for InsertOne<'_, W, S, H, TWO> {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let ops = Ops::<W, B>::new(backend);
         let f = self.filter;
-        let probes = f.probes(self.h);
+        let probes = f.probes::<TWO>(self.h);
         let start = f.next_eviction();
         f.cells.dec_run_wrapping(ops, start, f.params.p);
         f.set_max(ops, &probes);
@@ -1052,27 +1096,30 @@ impl<W: Width, S: Storage, H: BuildHasher> Body for InsertOne<'_, W, S, H> {
 }
 
 /// [`StableBloom::contains_hash`] as one [`Body`].
-struct ContainsOne<'a, W: Width, S, H> {
+struct ContainsOne<'a, W: Width, S, H, const TWO: bool> {
     filter: &'a StableBloom<W, S, H>,
     h: u64,
 }
 
-impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsOne<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for ContainsOne<'_, W, S, H, TWO> {
     type Output = bool;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> bool {
-        self.filter.contains_with(Ops::new(backend), self.h)
+        self.filter
+            .contains_with::<B, TWO>(Ops::new(backend), self.h)
     }
 }
 
 /// [`StableBloom::contains_batch_hash`] as one [`Body`].
-struct ContainsBatch<'a, W: Width, S, H> {
+struct ContainsBatch<'a, W: Width, S, H, const TWO: bool> {
     filter: &'a StableBloom<W, S, H>,
     hashes: &'a [u64],
     found: &'a mut [bool],
 }
 
-impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsBatch<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body
+    for ContainsBatch<'_, W, S, H, TWO>
+{
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
@@ -1080,8 +1127,8 @@ impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsBatch<'_, W, S, H> {
         crate::filter::batch!(
             hashes.len(),
             f.cells.prefetching(),
-            |i| f.prefetch_hash(hashes[i]),
-            |i| found[i] = f.contains_with(ops, hashes[i])
+            |i| f.prefetch_hash::<TWO>(hashes[i]),
+            |i| found[i] = f.contains_with::<B, TWO>(ops, hashes[i])
         );
     }
 }
