@@ -781,20 +781,20 @@ pub(crate) fn probes_by<W: Width, C: HalfCells<W>>(
     k: u32,
     cells: &C,
 ) -> Probes<W> {
-    let (k1, k2) = layout.halves(k);
+    let (k1, _) = layout.halves(k);
     let first = Probe {
         block: block_of(h, blocks),
         mask: cells.cells(h, k1),
     };
-    if k2 == 0 {
+    let second = match layout {
+        Layout::OneBlock => None,
+        Layout::TwoBlocks => second_half(h, blocks, k, cells),
+    };
+    let Some(second) = second else {
         return Probes {
             first,
             second: None,
         };
-    }
-    let second = Probe {
-        block: second_block_of(h, blocks),
-        mask: cells.cells(h ^ SECOND_CELLS_SALT, k2),
     };
     if second.block == first.block {
         return Probes {
@@ -809,6 +809,25 @@ pub(crate) fn probes_by<W: Width, C: HalfCells<W>>(
         first,
         second: Some(second),
     }
+}
+
+/// The probe of the second half of hash `h` under [`Layout::TwoBlocks`]
+/// (`⌊k/2⌋` cells; `None` for `k <= 1`), **not** merged with the first:
+/// [`probes`] merges them. A query may read it alone, and only when the
+/// first half's cells are all set: reading a cell twice changes nothing,
+/// and most negative queries then skip the second half's remixes.
+#[inline(always)]
+pub(crate) fn second_half<W: Width, C: HalfCells<W>>(
+    h: u64,
+    blocks: usize,
+    k: u32,
+    cells: &C,
+) -> Option<Probe<W>> {
+    let (_, k2) = Layout::TwoBlocks.halves(k);
+    (k2 > 0).then(|| Probe {
+        block: second_block_of(h, blocks),
+        mask: cells.cells(h ^ SECOND_CELLS_SALT, k2),
+    })
 }
 
 /// The second block of hash `h` under [`Layout::TwoBlocks`] (which

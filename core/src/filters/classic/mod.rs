@@ -599,12 +599,18 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// Where item `h`'s bits are, placed by `P` (in `P`'s layout).
     #[inline(always)]
     fn probes<P: Place, B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> hash::Probes<W1> {
-        let cells = PlaceCells::<P, B> {
+        let cells = self.place_cells::<P, B>(ops);
+        hash::probes_fixed::<W1, _>(P::TWO, h, self.cells.block_count(), self.k, &cells)
+    }
+
+    /// `P`'s masks with `ops`'s kernels.
+    #[inline(always)]
+    fn place_cells<P: Place, B: Backend>(&self, ops: Ops<W1, B>) -> PlaceCells<P, B> {
+        PlaceCells {
             ops,
             placement: self.placement(),
             place: PhantomData,
-        };
-        hash::probes_fixed::<W1, _>(P::TWO, h, self.cells.block_count(), self.k, &cells)
+        }
     }
 
     /// Whether items' bits are split-block words built in vector registers
@@ -632,6 +638,16 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// Item `h`'s query with `ops`'s kernels, its bits placed by `P`.
     #[inline(always)]
     fn contains_with<P: Place, B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> bool {
+        if P::TWO {
+            // Lazily: the second half only when the first half is all set.
+            let (blocks, (k1, _)) = (self.cells.block_count(), self.layout.halves(self.k));
+            let cells = self.place_cells::<P, B>(ops);
+            let first = hash::block_of(h, blocks);
+            let mask = hash::HalfCells::<W1>::cells(&cells, h, k1);
+            return !ops.any_zero(self.cells.block(first), mask)
+                && hash::second_half::<W1, _>(h, blocks, self.k, &cells)
+                    .is_none_or(|s| !ops.any_zero(self.cells.block(s.block), s.mask));
+        }
         let probes = self.probes::<P, B>(ops, h);
         let found = !ops.any_zero(self.cells.block(probes.first.block), probes.first.mask);
         found

@@ -597,11 +597,17 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// [`hash::probes_fixed`]).
     #[inline(always)]
     fn probes<const TWO: bool>(&self, h: u64) -> hash::Probes<W> {
-        let placed = hash::Placed {
+        let placed = self.placed();
+        hash::probes_fixed::<W, _>(TWO, h, self.cells.block_count(), self.params.k, &placed)
+    }
+
+    /// How the filter places a half's cells.
+    #[inline(always)]
+    fn placed(&self) -> hash::Placed {
+        hash::Placed {
             own: PLACEMENT,
             placement: self.placement(),
-        };
-        hash::probes_fixed::<W, _>(TWO, h, self.cells.block_count(), self.params.k, &placed)
+        }
     }
 
     /// Whether none of `probes`' cells is zero.
@@ -770,6 +776,17 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// Item `h`'s query with `ops`'s kernels.
     #[inline(always)]
     fn contains_with<B: Backend, const TWO: bool>(&self, ops: Ops<W, B>, h: u64) -> bool {
+        if TWO {
+            // Lazily: the second half only when the first half is all set.
+            let (blocks, k) = (self.cells.block_count(), self.params.k);
+            let placed = self.placed();
+            let (k1, _) = Layout::TwoBlocks.halves(k);
+            let first = hash::block_of(h, blocks);
+            let mask = hash::HalfCells::<W>::cells(&placed, h, k1);
+            return !ops.any_zero(self.cells.block(first), mask)
+                && hash::second_half::<W, _>(h, blocks, k, &placed)
+                    .is_none_or(|s| !ops.any_zero(self.cells.block(s.block), s.mask));
+        }
         self.all_set(ops, &self.probes::<TWO>(h))
     }
 
