@@ -666,13 +666,6 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         start: usize,
     ) -> bool {
         let probes = self.probes::<TWO>(h);
-        if !TWO {
-            let p = probes.first;
-            let duplicate = !ops.any_zero(self.cells.block(p.block), p.mask);
-            self.cells.dec_run_wrapping(ops, start, self.params.p);
-            ops.assign(self.cells.block_mut(p.block), p.mask, self.max);
-            return duplicate;
-        }
         let duplicate = self.all_set(ops, &probes);
         self.cells.dec_run_wrapping(ops, start, self.params.p);
         self.set_max(ops, &probes);
