@@ -47,6 +47,13 @@
 //! [`blocked_fpr`]: crate::analysis::stable::blocked_fpr
 //! [`ClassicParams::predicted_fpr`]: crate::ClassicParams::predicted_fpr
 //!
+//! **Layouts.** [`Layout::OneBlock`] puts all `k` cells of an item in that
+//! block; [`Layout::TwoBlocks`] puts `⌈k/2⌉` there and `⌊k/2⌋` in a second
+//! block chosen by another independent remix ([`probes`]), which brings
+//! the filters' rates close to their unblocked models for one more cache
+//! line per item (measured in the [`crate::stable`] module docs and the
+//! README).
+//!
 //! Every keyed operation of every filter has a `*_hash(u64)` form taking
 //! this 64-bit hash directly, for callers who already hold one. Because
 //! both block and cells come from remixes, the `*_hash` forms are correct
