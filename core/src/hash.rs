@@ -822,9 +822,12 @@ pub(crate) fn probes_by<W: Width, C: HalfCells<W>>(
 
 /// The probe of the second half of hash `h` under [`Layout::TwoBlocks`]
 /// (`⌊k/2⌋` cells; `None` for `k <= 1`), **not** merged with the first:
-/// [`probes`] merges them. A query may read it alone, and only when the
-/// first half's cells are all set: reading a cell twice changes nothing,
-/// and most negative queries then skip the second half's remixes.
+/// [`probes`] merges them. A membership query (any cell zero?) may read
+/// it alone, and only when the first half's cells are all set: reading a
+/// cell twice changes that answer in nothing, and most negative queries
+/// then skip the second half's remixes. A min-and-count or an update must
+/// use [`probes`]' merged probes instead: unmerged, a cell in both halves
+/// would be counted, or raised, twice.
 #[inline(always)]
 pub(crate) fn second_half<W: Width, C: HalfCells<W>>(
     h: u64,
