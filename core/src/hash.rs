@@ -47,6 +47,13 @@
 //! [`blocked_fpr`]: crate::analysis::stable::blocked_fpr
 //! [`ClassicParams::predicted_fpr`]: crate::ClassicParams::predicted_fpr
 //!
+//! **Layouts.** [`Layout::OneBlock`] puts all `k` cells of an item in that
+//! block; [`Layout::TwoBlocks`] puts `⌈k/2⌉` there and `⌊k/2⌋` in a second
+//! block chosen by another independent remix ([`probes`]), which brings
+//! the filters' rates close to their unblocked models for one more cache
+//! line per item (measured in the [`crate::stable`] module docs and the
+//! README).
+//!
 //! Every keyed operation of every filter has a `*_hash(u64)` form taking
 //! this 64-bit hash directly, for callers who already hold one. Because
 //! both block and cells come from remixes, the `*_hash` forms are correct
@@ -713,23 +720,26 @@ pub(crate) fn placed_probes<W: Width>(
     blocks: usize,
     k: u32,
 ) -> Probes<W> {
-    probes_by::<W, _>(layout, h, blocks, k, Placed { own, placement })
+    probes_by::<W, _>(layout, h, blocks, k, &Placed { own, placement })
 }
 
-/// How a filter draws the cells of one half of an item: the `k` cells of
-/// hash `h` in a block. A trait with an always-inlined method rather than
-/// a closure: a closure called for both halves was compiled out of line,
-/// which cost a one-block Spectral insert 60 more instructions an item
-/// (counted with cachegrind).
+/// How a filter computes the cells of one half of an item: `cells(h, k)`,
+/// the `k` cells of hash `h` in a block. A trait with an
+/// `#[inline(always)]` method rather than a closure: a closure is inlined
+/// only when the compiler judges it cheap, and one that placed a Stable
+/// item's cells by Floyd's sampling was not (the Stable observe ran 20 %
+/// slower in cache).
 pub(crate) trait HalfCells<W: Width> {
-    /// The mask of `k` cells for hash `h`.
+    /// The `k` cells of hash `h` within a block.
     fn cells(&self, h: u64, k: u32) -> W::Mask;
 }
 
 /// [`placed_cells`] as a [`HalfCells`].
-struct Placed {
-    own: Placement,
-    placement: Placement,
+pub(crate) struct Placed {
+    /// The filter's own placement.
+    pub(crate) own: Placement,
+    /// The placement in use (`own` outside tests).
+    pub(crate) placement: Placement,
 }
 
 impl<W: Width> HalfCells<W> for Placed {
@@ -739,18 +749,47 @@ impl<W: Width> HalfCells<W> for Placed {
     }
 }
 
-/// [`probes`] with the cells of a half given by `cells.cells(hash, k)`: the
-/// first half's from `h`, the second half's from `h ^ SECOND_CELLS_SALT`
-/// (for filters that build their masks their own way, as
-/// [`Classic`](crate::Classic) does in vector registers).
+/// [`probes_by`] for callers whose `two` ([`Layout::TwoBlocks`]) is a
+/// constant (a const generic or an associated const): the filters' hot
+/// loops are instantiated once per layout, chosen once per call, so the
+/// one-block loop is the code it was before layouts existed. Measured
+/// against the layout read per item (AVX2, p50): Classic's insert 5.6 →
+/// 8.0 ns in cache (its mask went through memory), the Stable filter's
+/// observe +8 % in cache and +19 % at 1 MiB, its sweep batch +31 %. The
+/// price is code size: every hot loop twice (the firmware example's
+/// `.text`, which holds a Stable filter's loops for two instruction sets,
+/// grew from 46 120 to 92 648 bytes; `size -A` as in the README).
+#[inline(always)]
+pub(crate) fn probes_fixed<W: Width, C: HalfCells<W>>(
+    two: bool,
+    h: u64,
+    blocks: usize,
+    k: u32,
+    cells: &C,
+) -> Probes<W> {
+    let layout = if two {
+        Layout::TwoBlocks
+    } else {
+        Layout::OneBlock
+    };
+    probes_by::<W, C>(layout, h, blocks, k, cells)
+}
+
+/// [`probes`] with the cells of a half given by `cells`: the first half's
+/// from `h`, the second half's from `h ^ SECOND_CELLS_SALT` (for filters
+/// that build their masks their own way, as [`Classic`](crate::Classic)
+/// does in vector registers).
 #[inline(always)]
 pub(crate) fn probes_by<W: Width, C: HalfCells<W>>(
     layout: Layout,
     h: u64,
     blocks: usize,
     k: u32,
-    cells: C,
+    cells: &C,
 ) -> Probes<W> {
+    // One call site a half, the first shared by both layouts: every call
+    // inlines the placement, specialized for each `k`, and a third copy
+    // made the firmware's code half as large again.
     let (k1, k2) = layout.halves(k);
     let first = Probe {
         block: block_of(h, blocks),
@@ -779,6 +818,33 @@ pub(crate) fn probes_by<W: Width, C: HalfCells<W>>(
         first,
         second: Some(second),
     }
+}
+
+/// The probe of the second half of hash `h` under [`Layout::TwoBlocks`]
+/// (`⌊k/2⌋` cells; `None` for `k <= 1`), **not** merged with the first:
+/// [`probes`] merges them. A membership query (any cell zero?) may read
+/// it alone, and only when the first half's cells are all set: reading a
+/// cell twice changes that answer in nothing, and most negative queries
+/// then skip the second half's remixes. A min-and-count or an update must
+/// use [`probes`]' merged probes instead: unmerged, a cell in both halves
+/// would be counted, or raised, twice.
+#[inline(always)]
+pub(crate) fn second_half<W: Width, C: HalfCells<W>>(
+    h: u64,
+    blocks: usize,
+    k: u32,
+    cells: &C,
+) -> Option<Probe<W>> {
+    let (_, k2) = Layout::TwoBlocks.halves(k);
+    // Not `bool::then` with a closure: it was not inlined (12 KiB out of
+    // line in the firmware).
+    if k2 == 0 {
+        return None;
+    }
+    Some(Probe {
+        block: second_block_of(h, blocks),
+        mask: cells.cells(h ^ SECOND_CELLS_SALT, k2),
+    })
 }
 
 /// The second block of hash `h` under [`Layout::TwoBlocks`] (which

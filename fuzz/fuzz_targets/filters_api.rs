@@ -7,7 +7,7 @@ use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use std::collections::{HashMap, HashSet, VecDeque};
 use streambloom::analysis::spectral as analysis;
-use streambloom::analysis::stable::{blocked_fpr, stable_point};
+use streambloom::analysis::stable::{blocked_fpr, layout_fpr, stable_point};
 use streambloom::spectral::{
     Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum, Removable,
     SlidingWindow, Spectral, SpectralParams,
@@ -33,6 +33,8 @@ struct Params {
     k: u32,
     p: usize,
     sweep: bool,
+    /// Two blocks an item (`Layout::TwoBlocks`) for Classic and Stable.
+    two: bool,
     seed: u64,
     window: usize,
     range_bits: u32,
@@ -110,6 +112,17 @@ fn stable_formulas<W: Width>(raw: &StableParams, memory: usize, target: f64) {
     assert!(free.is_err() || is_rate(free.unwrap()), "{raw:?}");
     let blocked = blocked_fpr(raw.eviction, raw.cells, W::CELLS, raw.k, raw.p, raw.max());
     assert!(blocked.is_err() || is_rate(blocked.unwrap()), "{raw:?}");
+    let laid = layout_fpr(
+        raw.layout,
+        raw.eviction,
+        raw.cells,
+        W::CELLS,
+        raw.k,
+        raw.p,
+        raw.max(),
+    );
+    assert_eq!(laid.is_err(), blocked.is_err(), "{raw:?}");
+    assert!(laid.is_err() || is_rate(laid.unwrap()), "{raw:?}");
     let _ = (
         raw.stable_point(raw.cells),
         raw.paper_false_positive_bound(raw.cells),
@@ -153,7 +166,7 @@ fn formulas<W: Width>(i: &Input) {
     for (n, m, k, z, t) in ops.take(4) {
         {
             classic_formulas(
-                ClassicParams::new(m as usize, k),
+                ClassicParams::new(m as usize, k).with_layout(layout(i.a.two)),
                 n,
                 t,
             );
@@ -167,7 +180,7 @@ fn formulas<W: Width>(i: &Input) {
                 } else {
                     Eviction::Random
                 },
-                layout: Layout::OneBlock,
+                layout: layout(i.a.two),
             };
             stable_formulas::<W>(&raw, i.a.cells, t);
             spectral_formulas(n, m, k, z, t);
@@ -175,9 +188,21 @@ fn formulas<W: Width>(i: &Input) {
     }
 }
 
+/// [`Layout::TwoBlocks`] if `two`.
+fn layout(two: bool) -> Layout {
+    if two {
+        Layout::TwoBlocks
+    } else {
+        Layout::OneBlock
+    }
+}
+
 fn classic(i: &Input) {
     let (bits, k) = (cap(i.a.cells), i.a.k);
-    let f = Classic::new(ClassicParams::new(bits, k), i.a.seed);
+    let f = Classic::new(
+        ClassicParams::new(bits, k).with_layout(layout(i.a.two)),
+        i.a.seed,
+    );
     assert_eq!(f.is_ok(), bits >= 1 && (1..=512).contains(&k));
     let Ok(mut f) = f else { return };
     let mut model = HashSet::new();
@@ -246,7 +271,7 @@ fn stable<W: Width>(i: &Input) {
         k,
         p,
         eviction,
-        layout: Layout::OneBlock,
+        layout: layout(i.a.two),
     };
     assert_eq!(
         raw.blocks::<W>().is_ok(),

@@ -20,6 +20,8 @@ struct Input {
     k: u8,
     p: u16,
     sweep: bool,
+    /// Two blocks an item (`Layout::TwoBlocks`) for Classic and Stable.
+    two: bool,
     marker: u16,
     trapping: bool,
     seed: u64,
@@ -42,11 +44,20 @@ fn agree<T: PartialEq + std::fmt::Debug>(i: &Input, f: impl Fn(Isa) -> Option<T>
     }
 }
 
+/// [`Layout::TwoBlocks`] if `two`.
+fn layout(two: bool) -> Layout {
+    if two {
+        Layout::TwoBlocks
+    } else {
+        Layout::OneBlock
+    }
+}
+
 fn classic(i: &Input, isa: Isa) -> Option<(Vec<bool>, Vec<Block>)> {
     let bits = usize::from(i.cells % 4096);
     let mut buf = vec![Block::ZERO; bits.div_ceil(512)];
     let mut f = Classic::with_storage(
-        ClassicParams::new(bits, u32::from(i.k)),
+        ClassicParams::new(bits, u32::from(i.k)).with_layout(layout(i.two)),
         &mut buf[..],
         seeded_hasher(i.seed),
     )
@@ -75,7 +86,7 @@ fn stable<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)>
         } else {
             Eviction::Random
         },
-        layout: Layout::OneBlock,
+        layout: layout(i.two),
     };
     let mut buf = vec![Block::ZERO; params.blocks::<W>().ok()?];
     let mut f =

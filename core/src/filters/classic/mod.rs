@@ -256,6 +256,32 @@ impl ClassicParams {
     }
 }
 
+/// Runs `$body` with `$P` the [`Place`] of filter `$f`: split-block words
+/// ([`ByWords`]) or cell by cell ([`ByCells`]), in one block or two. One
+/// instantiation per case, chosen once per call (see [`Place`]).
+macro_rules! by_place {
+    ($f:expr, $P:ident => $body:expr) => {{
+        match ($f.by_words(), $f.layout) {
+            (true, Layout::OneBlock) => {
+                type $P = ByWords<false>;
+                $body
+            }
+            (true, Layout::TwoBlocks) => {
+                type $P = ByWords<true>;
+                $body
+            }
+            (false, Layout::OneBlock) => {
+                type $P = ByCells<false>;
+                $body
+            }
+            (false, Layout::TwoBlocks) => {
+                type $P = ByCells<true>;
+                $body
+            }
+        }
+    }};
+}
+
 /// A blocked one-bit Bloom filter in storage `S`, hashing with `H` (see
 /// the [module docs](self)).
 #[derive(Clone)]
@@ -494,19 +520,11 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     #[inline]
     pub fn insert_hash(&mut self, h: u64) -> bool {
         let engine = self.cells.engine();
-        if self.by_words() {
-            engine.run(InsertOne {
-                filter: self,
-                h,
-                place: PhantomData::<ByWords>,
-            })
-        } else {
-            engine.run(InsertOne {
-                filter: self,
-                h,
-                place: PhantomData::<ByCells>,
-            })
-        }
+        by_place!(self, P => engine.run(InsertOne {
+            filter: self,
+            h,
+            place: PhantomData::<P>,
+        }))
     }
 
     /// [`contains`](Self::contains) for a key already hashed to `h` (any
@@ -520,19 +538,11 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
         let engine = self.cells.engine();
-        if self.by_words() {
-            engine.run(ContainsOne {
-                filter: self,
-                h,
-                place: PhantomData::<ByWords>,
-            })
-        } else {
-            engine.run(ContainsOne {
-                filter: self,
-                h,
-                place: PhantomData::<ByCells>,
-            })
-        }
+        by_place!(self, P => engine.run(ContainsOne {
+            filter: self,
+            h,
+            place: PhantomData::<P>,
+        }))
     }
 
     /// [`insert_batch`](Self::insert_batch) for keys already hashed; out of
@@ -547,19 +557,11 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// ```
     pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
         let engine = self.cells.engine();
-        if self.by_words() {
-            engine.run(InsertBatch {
-                filter: self,
-                hashes,
-                place: PhantomData::<ByWords>,
-            });
-        } else {
-            engine.run(InsertBatch {
-                filter: self,
-                hashes,
-                place: PhantomData::<ByCells>,
-            });
-        }
+        by_place!(self, P => engine.run(InsertBatch {
+            filter: self,
+            hashes,
+            place: PhantomData::<P>,
+        }))
     }
 
     /// [`contains_batch`](Self::contains_batch) for keys already hashed.
@@ -575,43 +577,40 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     pub fn contains_batch_hash(&self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
         Error::check_len("found", hashes.len(), found.len())?;
         let engine = self.cells.engine();
-        if self.by_words() {
-            engine.run(ContainsBatch {
-                filter: self,
-                hashes,
-                found,
-                place: PhantomData::<ByWords>,
-            });
-        } else {
-            engine.run(ContainsBatch {
-                filter: self,
-                hashes,
-                found,
-                place: PhantomData::<ByCells>,
-            });
-        }
+        by_place!(self, P => engine.run(ContainsBatch {
+            filter: self,
+            hashes,
+            found,
+            place: PhantomData::<P>,
+        }));
         Ok(())
     }
 
-    /// Prefetches the blocks of item `h` (both, with two blocks).
+    /// Prefetches the blocks of item `h` (both, if `two`: two blocks).
     #[inline(always)]
-    fn prefetch_hash(&self, h: u64) {
+    fn prefetch_hash(&self, two: bool, h: u64) {
         let blocks = self.cells.block_count();
         prefetch(self.cells.block(hash::block_of(h, blocks)));
-        if self.layout == Layout::TwoBlocks {
+        if two {
             prefetch(self.cells.block(hash::second_block_of(h, blocks)));
         }
     }
 
-    /// Where item `h`'s bits are, placed by `P`.
+    /// Where item `h`'s bits are, placed by `P` (in `P`'s layout).
     #[inline(always)]
     fn probes<P: Place, B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> hash::Probes<W1> {
-        let cells = Masks::<P, B> {
+        let cells = self.place_cells::<P, B>(ops);
+        hash::probes_fixed::<W1, _>(P::TWO, h, self.cells.block_count(), self.k, &cells)
+    }
+
+    /// `P`'s masks with `ops`'s kernels.
+    #[inline(always)]
+    fn place_cells<P: Place, B: Backend>(&self, ops: Ops<W1, B>) -> PlaceCells<P, B> {
+        PlaceCells {
             ops,
             placement: self.placement(),
             place: PhantomData,
-        };
-        hash::probes_by::<W1, _>(self.layout, h, self.cells.block_count(), self.k, cells)
+        }
     }
 
     /// Whether items' bits are split-block words built in vector registers
@@ -639,6 +638,16 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// Item `h`'s query with `ops`'s kernels, its bits placed by `P`.
     #[inline(always)]
     fn contains_with<P: Place, B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> bool {
+        if P::TWO {
+            // Lazily: the second half only when the first half is all set.
+            let (blocks, (k1, _)) = (self.cells.block_count(), self.layout.halves(self.k));
+            let cells = self.place_cells::<P, B>(ops);
+            let first = hash::block_of(h, blocks);
+            let mask = hash::HalfCells::<W1>::cells(&cells, h, k1);
+            return !ops.any_zero(self.cells.block(first), mask)
+                && hash::second_half::<W1, _>(h, blocks, self.k, &cells)
+                    .is_none_or(|s| !ops.any_zero(self.cells.block(s.block), s.mask));
+        }
         let probes = self.probes::<P, B>(ops, h);
         let found = !ops.any_zero(self.cells.block(probes.first.block), probes.first.mask);
         found
@@ -789,20 +798,23 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
 /// stays in registers. A mask merged from two ways in one function goes
 /// through memory (word stores, then vector loads that cannot be forwarded
 /// from them), which costs more than the rest of an insert.
+///
+/// The layout is part of the type too ([`hash::probes_fixed`]).
 trait Place: Copy {
+    /// Whether items use two blocks ([`Layout::TwoBlocks`]).
+    const TWO: bool;
     /// The bits of item `h` (`k` of them, placed by `placement`).
     fn mask<B: Backend>(ops: Ops<W1, B>, placement: Placement, h: u64, k: u32) -> [u64; 8];
 }
 
-/// Placement `P`'s masks with backend `B`'s kernels, as the
-/// [`hash::HalfCells`] of [`hash::probes_by`].
-struct Masks<P, B: Backend> {
+/// `P`'s masks with `ops`, as [`hash::probes_fixed`] takes them.
+struct PlaceCells<P, B: Backend> {
     ops: Ops<W1, B>,
     placement: Placement,
     place: PhantomData<P>,
 }
 
-impl<P: Place, B: Backend> hash::HalfCells<W1> for Masks<P, B> {
+impl<P: Place, B: Backend> hash::HalfCells<W1> for PlaceCells<P, B> {
     #[inline(always)]
     fn cells(&self, h: u64, k: u32) -> [u64; 8] {
         P::mask(self.ops, self.placement, h, k)
@@ -813,9 +825,10 @@ impl<P: Place, B: Backend> hash::HalfCells<W1> for Masks<P, B> {
 /// from the hash: [`Ops::hash_words`] over [`hash::split_block_hash`],
 /// the cells of [`Placement::cells`].
 #[derive(Clone, Copy)]
-struct ByWords;
+struct ByWords<const TWO: bool>;
 
-impl Place for ByWords {
+impl<const TWO: bool> Place for ByWords<TWO> {
+    const TWO: bool = TWO;
     #[inline(always)]
     fn mask<B: Backend>(ops: Ops<W1, B>, _: Placement, h: u64, k: u32) -> [u64; 8] {
         let (x, top, used) = hash::split_block_hash::<W1>(h, k);
@@ -825,9 +838,10 @@ impl Place for ByWords {
 
 /// Any placement, cell by cell ([`Placement::cells`]).
 #[derive(Clone, Copy)]
-struct ByCells;
+struct ByCells<const TWO: bool>;
 
-impl Place for ByCells {
+impl<const TWO: bool> Place for ByCells<TWO> {
+    const TWO: bool = TWO;
     #[inline(always)]
     fn mask<B: Backend>(_: Ops<W1, B>, placement: Placement, h: u64, k: u32) -> [u64; 8] {
         hash::placed_cells::<W1>(PLACEMENT, placement, h, k)
@@ -879,7 +893,7 @@ impl<S: Storage, H: BuildHasher, P: Place> Body for InsertBatch<'_, S, H, P> {
         crate::filter::batch!(
             hashes.len(),
             f.cells.prefetching(),
-            |i| f.prefetch_hash(hashes[i]),
+            |i| f.prefetch_hash(P::TWO, hashes[i]),
             |i| {
                 f.insert_with::<P, B>(ops, hashes[i]);
             }
@@ -903,7 +917,7 @@ impl<S: Storage, H: BuildHasher, P: Place> Body for ContainsBatch<'_, S, H, P> {
         crate::filter::batch!(
             hashes.len(),
             f.cells.prefetching(),
-            |i| f.prefetch_hash(hashes[i]),
+            |i| f.prefetch_hash(P::TWO, hashes[i]),
             |i| found[i] = f.contains_with::<P, B>(ops, hashes[i])
         );
     }

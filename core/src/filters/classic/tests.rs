@@ -428,13 +428,16 @@ proptest! {
         let params = ClassicParams::new(blocks * B, k).with_layout(layout(two));
         let mut model = std::vec![Block::ZERO; blocks];
         let mut answers = std::vec::Vec::new();
-        for &h in &hashes {
-            let cells: std::vec::Vec<(usize, W1Mask)> = if two {
+        let cells_of = |h: u64| -> std::vec::Vec<(usize, W1Mask)> {
+            if two {
                 let p = hash::probes::<W1>(Layout::TwoBlocks, PLACEMENT, h, blocks, k);
                 [Some(p.first), p.second].into_iter().flatten().map(|p| (p.block, p.mask)).collect()
             } else {
                 std::vec![(hash::block_of(h, blocks), PLACEMENT.cells::<W1>(h, k))]
-            };
+            }
+        };
+        for &h in &hashes {
+            let cells = cells_of(h);
             let mut present = true;
             for (block, mut mask) in cells {
                 while let Some(i) = crate::Mask::pop_lowest(&mut mask) {
@@ -455,6 +458,13 @@ proptest! {
             prop_assert_eq!(batch.blocks(), &model[..], "{:?} batch", isa);
             for &h in &hashes {
                 prop_assert!(one.contains_hash(h));
+                // A key never inserted: found iff all its bits are set.
+                let other = h ^ 0x5555_0000_5555;
+                let want = cells_of(other).into_iter().all(|(block, mut mask)| {
+                    core::iter::from_fn(|| crate::Mask::pop_lowest(&mut mask))
+                        .all(|i| streambloom_kernels::cell::<W1>(&model[block], i) == 1)
+                });
+                prop_assert_eq!(one.contains_hash(other), want, "{:?}", isa);
             }
         }
     }

@@ -84,6 +84,8 @@
 //! | W4 1 MiB, 1 %, Sweep: d=4 K=6 P=156 | 0.00610 | 0.01006 (1.6×) | 0.00680 (1.11×) | 0.00669 |
 //! | W8 1 MiB, 0.1 %, Random: d=5 K=7 P=747 | 0.00006 | 0.00098 (16×) | 0.00017 (2.7×) | 0.00016 |
 //! | W4 1 MiB, 0.1 %, Sweep: d=4 K=8 P=272 | 0.00021 | 0.00107 (5.1×) | 0.00031 (1.48×) | 0.00031 |
+//! | W32 d=2 K=5 P=20 m=2^16 Random | 0.02768 | 0.10106 (3.7×) | 0.04519 (1.63×) | 0.05423 |
+//! | W32 d=2 K=5 P=20 m=2^16 Sweep | 0.02136 | 0.07759 (3.6×) | 0.03029 (1.42×) | 0.03001 |
 //!
 //! Two blocks are within 1.3× of the bound at every 1 % and 5 % setting
 //! but one: random eviction at W8, `d = 3`, `P = 95` (1.5×, at
@@ -92,7 +94,9 @@
 //! which still correlates the 3 cells of a half; the model, which takes a
 //! block's decrements as simultaneous, puts it at 1.6×. At 0.1 % targets
 //! the plans use 7–8 cells, halves of 4, and against so small a bound the
-//! remaining correlation weighs 1.5–2.7×. (The same
+//! remaining correlation weighs 1.5–2.7×. With 32-bit cells (16 a block,
+//! the last two rows, outside the README's settings) a half's 3 cells
+//! share a small block, and two blocks leave 1.4–1.6×. (The same
 //! report prints every setting, `m = 2^16` ones included, and the steady
 //! state's own rate with its standard error.)
 //!
@@ -454,7 +458,11 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     #[inline]
     pub fn observe_hash(&mut self, h: u64) -> bool {
         let engine = self.cells.engine();
-        engine.run(ObserveOne { filter: self, h })
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(ObserveOne::<_, _, _, true> { filter: self, h })
+        } else {
+            engine.run(ObserveOne::<_, _, _, false> { filter: self, h })
+        }
     }
 
     /// [`insert`](Self::insert) for a key already hashed to `h`.
@@ -470,7 +478,11 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     #[inline]
     pub fn insert_hash(&mut self, h: u64) {
         let engine = self.cells.engine();
-        engine.run(InsertOne { filter: self, h });
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(InsertOne::<_, _, _, true> { filter: self, h });
+        } else {
+            engine.run(InsertOne::<_, _, _, false> { filter: self, h });
+        }
     }
 
     /// [`contains`](Self::contains) for a key already hashed to `h`.
@@ -484,7 +496,12 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        self.cells.engine().run(ContainsOne { filter: self, h })
+        let engine = self.cells.engine();
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(ContainsOne::<_, _, _, true> { filter: self, h })
+        } else {
+            engine.run(ContainsOne::<_, _, _, false> { filter: self, h })
+        }
     }
 
     /// [`observe_batch`](Self::observe_batch) for keys already hashed.
@@ -511,12 +528,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     pub fn observe_batch_hash(&mut self, hashes: &[u64], duplicates: &mut [bool]) -> Result<()> {
         Error::check_len("duplicates", hashes.len(), duplicates.len())?;
-        let engine = self.cells.engine();
-        engine.run(ObserveBatch {
-            filter: self,
-            hashes,
-            duplicates: Some(duplicates),
-        });
+        self.observe_batch_run(hashes, Some(duplicates));
         Ok(())
     }
 
@@ -532,12 +544,25 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// assert!(f.contains_hash(1));
     /// ```
     pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
+        self.observe_batch_run(hashes, None);
+    }
+
+    /// [`observe_run`](Self::observe_run) in this filter's layout.
+    fn observe_batch_run(&mut self, hashes: &[u64], duplicates: Option<&mut [bool]>) {
         let engine = self.cells.engine();
-        engine.run(ObserveBatch {
-            filter: self,
-            hashes,
-            duplicates: None,
-        });
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(ObserveBatch::<_, _, _, true> {
+                filter: self,
+                hashes,
+                duplicates,
+            });
+        } else {
+            engine.run(ObserveBatch::<_, _, _, false> {
+                filter: self,
+                hashes,
+                duplicates,
+            });
+        }
     }
 
     /// [`contains_batch`](Self::contains_batch) for keys already hashed.
@@ -554,25 +579,39 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// ```
     pub fn contains_batch_hash(&self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
         Error::check_len("found", hashes.len(), found.len())?;
-        self.cells.engine().run(ContainsBatch {
-            filter: self,
-            hashes,
-            found,
-        });
+        let engine = self.cells.engine();
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(ContainsBatch::<_, _, _, true> {
+                filter: self,
+                hashes,
+                found,
+            });
+        } else {
+            engine.run(ContainsBatch::<_, _, _, false> {
+                filter: self,
+                hashes,
+                found,
+            });
+        }
         Ok(())
     }
 
-    /// Where item `h` lives: one probe, or two in two blocks.
+    /// Where item `h` lives: one probe, or two in two blocks if `TWO`
+    /// (the layout is a constant of each hot loop: see
+    /// [`hash::probes_fixed`]).
     #[inline(always)]
-    fn probes(&self, h: u64) -> hash::Probes<W> {
-        hash::placed_probes::<W>(
-            self.params.layout,
-            PLACEMENT,
-            self.placement(),
-            h,
-            self.cells.block_count(),
-            self.params.k,
-        )
+    fn probes<const TWO: bool>(&self, h: u64) -> hash::Probes<W> {
+        let placed = self.placed();
+        hash::probes_fixed::<W, _>(TWO, h, self.cells.block_count(), self.params.k, &placed)
+    }
+
+    /// How the filter places a half's cells.
+    #[inline(always)]
+    fn placed(&self) -> hash::Placed {
+        hash::Placed {
+            own: PLACEMENT,
+            placement: self.placement(),
+        }
     }
 
     /// Whether none of `probes`' cells is zero.
@@ -595,12 +634,12 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         }
     }
 
-    /// Prefetches the blocks of item `h` (both, with two blocks).
+    /// Prefetches the blocks of item `h` (both if `TWO`: two blocks).
     #[inline(always)]
-    fn prefetch_hash(&self, h: u64) {
+    fn prefetch_hash<const TWO: bool>(&self, h: u64) {
         let blocks = self.cells.block_count();
         prefetch(self.cells.block(hash::block_of(h, blocks)));
-        if self.params.layout == Layout::TwoBlocks {
+        if TWO {
             prefetch(self.cells.block(hash::second_block_of(h, blocks)));
         }
     }
@@ -608,9 +647,9 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// Prefetches the blocks item `h` will touch and draws its eviction
     /// start (in item order: see [`observe_batch_hash`](Self::observe_batch_hash)).
     #[inline(always)]
-    fn stage(&mut self, h: u64) -> usize {
+    fn stage<const TWO: bool>(&mut self, h: u64) -> usize {
         let blocks = self.cells.block_count();
-        self.prefetch_hash(h);
+        self.prefetch_hash::<TWO>(h);
         let start = self.next_eviction();
         // The blocks the run of `P` cells touches, wrapping at the end; past
         // four, the run is sequential and the hardware prefetcher follows.
@@ -624,8 +663,13 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
 
     /// Observes hashed key `h` with its eviction run starting at `start`.
     #[inline(always)]
-    fn observe_at<B: Backend>(&mut self, ops: Ops<W, B>, h: u64, start: usize) -> bool {
-        let probes = self.probes(h);
+    fn observe_at<B: Backend, const TWO: bool>(
+        &mut self,
+        ops: Ops<W, B>,
+        h: u64,
+        start: usize,
+    ) -> bool {
+        let probes = self.probes::<TWO>(h);
         let duplicate = self.all_set(ops, &probes);
         self.cells.dec_run_wrapping(ops, start, self.params.p);
         self.set_max(ops, &probes);
@@ -636,14 +680,14 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// and [`insert_batch_hash`](Self::insert_batch_hash), over `ops`'s
     /// kernels: item `i`'s answer goes to `out[i]` when there is an `out`.
     #[inline(always)]
-    fn observe_run<B: Backend>(
+    fn observe_run<B: Backend, const TWO: bool>(
         &mut self,
         ops: Ops<W, B>,
         hashes: &[u64],
         mut out: Option<&mut [bool]>,
     ) {
         if self.params.eviction == Eviction::Sweep {
-            return self.sweep_run(ops, hashes, out);
+            return self.sweep_run::<B, TWO>(ops, hashes, out);
         }
         let mut answer = |i: usize, duplicate: bool| {
             if let Some(out) = out.as_deref_mut() {
@@ -653,21 +697,21 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         if !self.cells.prefetching() {
             for (i, &h) in hashes.iter().enumerate() {
                 let start = self.next_eviction();
-                answer(i, self.observe_at(ops, h, start));
+                answer(i, self.observe_at::<B, TWO>(ops, h, start));
             }
             return;
         }
         let mut starts = [0usize; crate::store::LOOKAHEAD];
         for (slot, &h) in starts.iter_mut().zip(hashes) {
-            *slot = self.stage(h);
+            *slot = self.stage::<TWO>(h);
         }
         for (i, &h) in hashes.iter().enumerate() {
             let slot = i % crate::store::LOOKAHEAD;
             let start = starts[slot];
             if let Some(&ahead) = hashes.get(i + crate::store::LOOKAHEAD) {
-                starts[slot] = self.stage(ahead);
+                starts[slot] = self.stage::<TWO>(ahead);
             }
-            answer(i, self.observe_at(ops, h, start));
+            answer(i, self.observe_at::<B, TWO>(ops, h, start));
         }
     }
 
@@ -683,7 +727,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// and again before setting its cells, once its own run is added), and
     /// at most `m` cells are put off, so none twice.
     #[inline(always)]
-    fn sweep_run<B: Backend>(
+    fn sweep_run<B: Backend, const TWO: bool>(
         &mut self,
         ops: Ops<W, B>,
         hashes: &[u64],
@@ -697,10 +741,10 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         for (i, &h) in hashes.iter().enumerate() {
             if prefetching {
                 if let Some(&ahead) = hashes.get(i + crate::store::LOOKAHEAD) {
-                    self.prefetch_hash(ahead);
+                    self.prefetch_hash::<TWO>(ahead);
                 }
             }
-            let probes = self.probes(h);
+            let probes = self.probes::<TWO>(h);
             let first = probes.first.block * W::CELLS;
             // The second block, or the first again.
             let second = probes.second.map_or(first, |s| s.block * W::CELLS);
@@ -728,8 +772,19 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
 
     /// Item `h`'s query with `ops`'s kernels.
     #[inline(always)]
-    fn contains_with<B: Backend>(&self, ops: Ops<W, B>, h: u64) -> bool {
-        self.all_set(ops, &self.probes(h))
+    fn contains_with<B: Backend, const TWO: bool>(&self, ops: Ops<W, B>, h: u64) -> bool {
+        if TWO {
+            // Lazily: the second half only when the first half is all set.
+            let (blocks, k) = (self.cells.block_count(), self.params.k);
+            let placed = self.placed();
+            let (k1, _) = Layout::TwoBlocks.halves(k);
+            let first = hash::block_of(h, blocks);
+            let mask = hash::HalfCells::<W>::cells(&placed, h, k1);
+            return !ops.any_zero(self.cells.block(first), mask)
+                && hash::second_half::<W, _>(h, blocks, k, &placed)
+                    .is_none_or(|s| !ops.any_zero(self.cells.block(s.block), s.mask));
+        }
+        self.all_set(ops, &self.probes::<TWO>(h))
     }
 
     /// Where this item's run of `P` decrements starts: a uniform random
@@ -1001,50 +1056,53 @@ fn meets<W: Width>(m: usize, first: usize, from: usize, pending: usize) -> bool 
 
 /// [`StableBloom::observe_hash`] as one [`Body`]: the whole item inlined
 /// for the engine's instruction set.
-struct ObserveOne<'a, W: Width, S, H> {
+struct ObserveOne<'a, W: Width, S, H, const TWO: bool> {
     filter: &'a mut StableBloom<W, S, H>,
     h: u64,
 }
 
-impl<W: Width, S: Storage, H: BuildHasher> Body for ObserveOne<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for ObserveOne<'_, W, S, H, TWO> {
     type Output = bool;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> bool {
         let start = self.filter.next_eviction();
-        self.filter.observe_at(Ops::new(backend), self.h, start)
+        self.filter
+            .observe_at::<B, TWO>(Ops::new(backend), self.h, start)
     }
 }
 
 /// [`StableBloom::observe_batch_hash`] (with `duplicates`) and
 /// [`StableBloom::insert_batch_hash`] (without) as one [`Body`].
-struct ObserveBatch<'a, W: Width, S, H> {
+struct ObserveBatch<'a, W: Width, S, H, const TWO: bool> {
     filter: &'a mut StableBloom<W, S, H>,
     hashes: &'a [u64],
     duplicates: Option<&'a mut [bool]>,
 }
 
-impl<W: Width, S: Storage, H: BuildHasher> Body for ObserveBatch<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body
+    for ObserveBatch<'_, W, S, H, TWO>
+{
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         self.filter
-            .observe_run(Ops::new(backend), self.hashes, self.duplicates);
+            .observe_run::<B, TWO>(Ops::new(backend), self.hashes, self.duplicates);
     }
 }
 
 /// [`StableBloom::insert_hash`] as one [`Body`].
-struct InsertOne<'a, W: Width, S, H> {
+struct InsertOne<'a, W: Width, S, H, const TWO: bool> {
     filter: &'a mut StableBloom<W, S, H>,
     h: u64,
 }
 
-impl<W: Width, S: Storage, H: BuildHasher> Body for InsertOne<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for InsertOne<'_, W, S, H, TWO> {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
         let ops = Ops::<W, B>::new(backend);
         let f = self.filter;
-        let probes = f.probes(self.h);
+        let probes = f.probes::<TWO>(self.h);
         let start = f.next_eviction();
         f.cells.dec_run_wrapping(ops, start, f.params.p);
         f.set_max(ops, &probes);
@@ -1052,27 +1110,30 @@ impl<W: Width, S: Storage, H: BuildHasher> Body for InsertOne<'_, W, S, H> {
 }
 
 /// [`StableBloom::contains_hash`] as one [`Body`].
-struct ContainsOne<'a, W: Width, S, H> {
+struct ContainsOne<'a, W: Width, S, H, const TWO: bool> {
     filter: &'a StableBloom<W, S, H>,
     h: u64,
 }
 
-impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsOne<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for ContainsOne<'_, W, S, H, TWO> {
     type Output = bool;
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) -> bool {
-        self.filter.contains_with(Ops::new(backend), self.h)
+        self.filter
+            .contains_with::<B, TWO>(Ops::new(backend), self.h)
     }
 }
 
 /// [`StableBloom::contains_batch_hash`] as one [`Body`].
-struct ContainsBatch<'a, W: Width, S, H> {
+struct ContainsBatch<'a, W: Width, S, H, const TWO: bool> {
     filter: &'a StableBloom<W, S, H>,
     hashes: &'a [u64],
     found: &'a mut [bool],
 }
 
-impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsBatch<'_, W, S, H> {
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body
+    for ContainsBatch<'_, W, S, H, TWO>
+{
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
@@ -1080,8 +1141,8 @@ impl<W: Width, S: Storage, H: BuildHasher> Body for ContainsBatch<'_, W, S, H> {
         crate::filter::batch!(
             hashes.len(),
             f.cells.prefetching(),
-            |i| f.prefetch_hash(hashes[i]),
-            |i| found[i] = f.contains_with(ops, hashes[i])
+            |i| f.prefetch_hash::<TWO>(hashes[i]),
+            |i| found[i] = f.contains_with::<B, TWO>(ops, hashes[i])
         );
     }
 }

@@ -1166,6 +1166,11 @@ fn report_layout() {
             row::<W8>(&label, p);
         }
     }
+    // Issue 9's worst one-block case (W32, d = 2, K = 5), at a grid `P`.
+    for eviction in [Eviction::Random, Eviction::Sweep] {
+        let p = params(1 << 16, 2, 5, 20, eviction);
+        row::<W32>(&format!("W32 d=2 K=5 P=20 m=2^16 {eviction:?}"), p);
+    }
     for eviction in [Eviction::Random, Eviction::Sweep] {
         for target in [0.01, 0.001] {
             let p = StableParams::plan::<W8>(1 << 20, target, eviction).unwrap();
