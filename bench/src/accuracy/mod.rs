@@ -382,8 +382,9 @@ mod tests {
         // 2 targets; 4 settings; 3 widths × 2 loads × 3 policies.
         assert_eq!(count("Classic", "FPR measured"), 2);
         assert_eq!(count("Classic", "FPR predicted (layout's formula)"), 2);
-        assert_eq!(count("Stable", "FPR measured"), 4);
-        assert_eq!(count("Stable", "FNR measured"), 4);
+        assert_eq!(count("Stable", "FPR measured"), 8);
+        assert_eq!(count("Stable", "FNR measured"), 8);
+        assert_eq!(count("Stable", "P"), 4);
         assert_eq!(count("Spectral", "error ratio"), 18);
         assert_eq!(count("Spectral", "additive error"), 18);
         for filter in ["Classic", "Stable", "Spectral"] {

@@ -176,98 +176,151 @@ fn filter<W: Width>(
     })
 }
 
-/// The rows of one setting: measured FPR, the models, their ratio, and
-/// the false-negative rate at the gap.
+/// The false-positive and false-negative rates of `params` in `layout`
+/// (`None`: the reference): FPR over `scale.stable_queries` distinct keys
+/// in the steady state, FNR over `scale.stable_repeats` repeats at `gap`.
+fn rates<W: Width>(
+    params: StableParams,
+    layout: Option<Layout>,
+    gap: usize,
+    scale: &Scale,
+    seed: u64,
+) -> Result<(f64, f64), String> {
+    let m = params.effective_cells::<W>().map_err(|e| e.to_string())?;
+    // Enough items for every cell to be decremented 20 times on average,
+    // well past Max = 7: the zero fraction is at its stable point.
+    let warm = 20 * m / params.p;
+    // Distinct keys: the counters of each stream are disjoint ranges.
+    let key = |i: usize| mix64(seed ^ i as u64);
+    let mut f = filter::<W>(params, layout, seed)?;
+    (0..warm).for_each(|i| {
+        f.observe(key(i));
+    });
+    let q = scale.stable_queries;
+    let fp = (warm..warm + q).filter(|&i| f.observe(key(i))).count();
+
+    // Repeats: blocks of `gap` new keys, each followed `gap` items later
+    // by its repeat.
+    let mut f = filter::<W>(params, layout, seed ^ 1)?;
+    let base = warm + q;
+    (base..base + warm).for_each(|i| {
+        f.observe(key(i));
+    });
+    let mut next = base + warm;
+    let (mut repeats, mut lost) = (0usize, 0usize);
+    while repeats < scale.stable_repeats {
+        (next..next + gap).for_each(|i| {
+            f.observe(key(i));
+        });
+        lost += (next..next + gap).filter(|&i| !f.observe(key(i))).count();
+        repeats += gap;
+        next += gap;
+    }
+    Ok((fp as f64 / q as f64, lost as f64 / repeats as f64))
+}
+
+/// The smallest `P` whose paper's bound `(1 - z)^K` is at most `target`
+/// (the bound falls as `P` grows), by bisection over `1..=m`; `m` if none.
+fn smallest_p_by_bound(params: StableParams, m: usize, target: f64) -> usize {
+    let meets = |p: usize| {
+        StableParams { p, ..params }
+            .paper_false_positive_bound(m)
+            .is_ok_and(|b| b <= target)
+    };
+    let (mut lo, mut hi) = (1, m);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if meets(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// The rows of one setting. At equal `P` (the smallest for 1 % with one
+/// block): measured FPR, the models, their ratio, the FNR at the gap. At
+/// equal target (`P` the smallest for 1 % by each layout's model, the
+/// paper's bound for the reference): `P`, measured FPR and FNR at the same
+/// gap, which is what a planned filter delivers in each layout.
 fn setting_rows<W: Width>(s: &Setting, scale: &Scale, seed: u64) -> Result<Vec<Row>, String> {
-    let params = StableParams {
+    let e = |e: streambloom::Error| e.to_string();
+    let base = StableParams {
         cells: scale.stable_cells,
         bits_per_cell: s.bits_per_cell,
         k: s.k,
         p: 1,
         eviction: s.eviction,
         layout: Layout::OneBlock,
-    }
-    .with_smallest_p::<W>(TARGET)
-    .map_err(|e| e.to_string())?;
-    let e = |e: streambloom::Error| e.to_string();
+    };
+    let params = base.with_smallest_p::<W>(TARGET).map_err(e)?;
     let m = params.effective_cells::<W>().map_err(e)?;
-    // Enough items for every cell to be decremented 20 times on average,
-    // well past Max = 7: the zero fraction is at its stable point.
-    let warm = 20 * m / params.p;
-    // Half a set cell's expected lifetime, Max·m/P items.
+    // Half a one-block set cell's expected lifetime, Max·m/P items.
     let gap = (params.max() as usize * m / params.p / 2).max(1);
     let bound = params.paper_false_positive_bound(m).map_err(e)?;
     let setting = format!(
-        "W{}, d = {}, K = {}, P = {} ({} one-block), m = {m}, {:?}",
-        s.width,
-        s.bits_per_cell,
-        s.k,
-        params.p,
-        pct(TARGET),
-        s.eviction
+        "W{}, d = {}, K = {}, m = {m}, {:?}",
+        s.width, s.bits_per_cell, s.k, s.eviction
     );
+    let equal_p = format!("{setting}, P = {} ({} one-block)", params.p, pct(TARGET));
     let layouts = [Some(LAYOUTS[0]), Some(LAYOUTS[1]), None];
     let mut fpr = [None; 3];
     let mut fnr = [None; 3];
     let mut predicted = [None; 3];
+    let mut planned_p = [None; 3];
+    let mut planned_fpr = [None; 3];
+    let mut planned_fnr = [None; 3];
     for (i, layout) in layouts.into_iter().enumerate() {
-        // Distinct keys: the counters of each stream are disjoint ranges.
-        let key = |i: usize| mix64(seed ^ i as u64);
-        let mut f = filter::<W>(params, layout, seed)?;
-        (0..warm).for_each(|i| {
-            f.observe(key(i));
-        });
-        let q = scale.stable_queries;
-        let fp = (warm..warm + q).filter(|&i| f.observe(key(i))).count();
-        fpr[i] = Some(fp as f64 / q as f64);
-
-        // Repeats: blocks of `gap` new keys, each followed `gap` items
-        // later by its repeat.
-        let mut f = filter::<W>(params, layout, seed ^ 1)?;
-        let base = warm + q;
-        (base..base + warm).for_each(|i| {
-            f.observe(key(i));
-        });
-        let mut next = base + warm;
-        let (mut repeats, mut lost) = (0usize, 0usize);
-        while repeats < scale.stable_repeats {
-            (next..next + gap).for_each(|i| {
-                f.observe(key(i));
-            });
-            lost += (next..next + gap).filter(|&i| !f.observe(key(i))).count();
-            repeats += gap;
-            next += gap;
-        }
-        fnr[i] = Some(lost as f64 / repeats as f64);
+        let (fp, fneg) = rates::<W>(params, layout, gap, scale, seed)?;
+        fpr[i] = Some(fp);
+        fnr[i] = Some(fneg);
         predicted[i] = Some(match layout {
             Some(layout) => StableParams { layout, ..params }
                 .predicted_fpr::<W>()
                 .map_err(e)?,
             None => bound,
         });
+        let planned = match layout {
+            Some(layout) => StableParams { layout, ..base }
+                .with_smallest_p::<W>(TARGET)
+                .map_err(e)?,
+            None => StableParams {
+                p: smallest_p_by_bound(base, m, TARGET),
+                ..base
+            },
+        };
+        let (fp, fneg) = rates::<W>(planned, layout, gap, scale, seed)?;
+        planned_p[i] = Some(planned.p as f64);
+        planned_fpr[i] = Some(fp);
+        planned_fnr[i] = Some(fneg);
     }
     let ratio = fpr.map(|x| x.map(|x| x / bound));
+    let planned = format!("{setting}, P planned for {} per layout", pct(TARGET));
+    let stable = |setting: &String, metric, cells, decimals| {
+        Row::new("Stable", setting.clone(), metric, cells, decimals)
+    };
     Ok(vec![
-        Row::new("Stable", setting.clone(), "FPR measured", fpr, 5),
-        Row::new(
-            "Stable",
-            setting.clone(),
+        stable(&equal_p, "FPR measured", fpr, 5),
+        stable(
+            &equal_p,
             "FPR predicted (model; unblocked: paper's bound)",
             predicted,
             5,
         ),
-        Row::new(
-            "Stable",
-            setting.clone(),
-            "FPR measured / paper's bound",
-            ratio,
-            2,
-        ),
-        Row::new(
-            "Stable",
-            format!("{setting}, repeats at gap {gap}"),
+        stable(&equal_p, "FPR measured / paper's bound", ratio, 2),
+        stable(
+            &format!("{equal_p}, repeats at gap {gap}"),
             "FNR measured",
             fnr,
+            5,
+        ),
+        stable(&planned, "P", planned_p, 0),
+        stable(&planned, "FPR measured", planned_fpr, 5),
+        stable(
+            &format!("{planned}, repeats at gap {gap}"),
+            "FNR measured",
+            planned_fnr,
             5,
         ),
     ])
@@ -327,6 +380,28 @@ mod tests {
                 "{eviction:?}: FPR {fp}, paper's bound {bound}"
             );
         }
+    }
+
+    /// The bound of the `P` found is at most the target and that of one
+    /// `P` less above it: the smallest, as the planner's for one block.
+    #[test]
+    fn smallest_p_by_bound_is_the_smallest() {
+        let base = StableParams {
+            cells: 1 << 16,
+            bits_per_cell: 3,
+            k: 5,
+            p: 1,
+            eviction: Eviction::Random,
+            layout: Layout::OneBlock,
+        };
+        let m = 1 << 16;
+        let p = smallest_p_by_bound(base, m, 0.01);
+        let bound = |p| {
+            StableParams { p, ..base }
+                .paper_false_positive_bound(m)
+                .unwrap()
+        };
+        assert!(p > 1 && bound(p) <= 0.01 && bound(p - 1) > 0.01, "P = {p}");
     }
 
     /// A key observed twice in a row is reported seen the second time
