@@ -19,8 +19,8 @@
 //! - Latency: p50 ns per item of the batch insert (`insert_batch_hash`,
 //!   Stable's `observe_batch_hash`) at 16 KiB, 1 MiB and 64 MiB, by the
 //!   `latency` command's sampler and targets, layouts interleaved, the
-//!   median of three repetitions; the unblocked Classic and Stable
-//!   references item by item (they have no batch form) by the same sampler.
+//!   median of three repetitions; the unblocked references item by item
+//!   (they have no batch form) by the same sampler.
 //!
 //! The report's rows are in [`report`].
 
@@ -36,6 +36,8 @@ use streambloom::{Isa, Layout, W8};
 use crate::latency::sampler::{timer_overhead_ns, Plan};
 use crate::latency::{pin, targets};
 use crate::output::Output;
+use crate::repro::spectral::reference::{Family, Flat, FlatMs, Hashing};
+use crate::repro::spectral::workload::Counts;
 use crate::size::size_name;
 use crate::stats::{self, Summary};
 use classic::FlatClassic;
@@ -200,7 +202,8 @@ fn jobs(isa: Isa) -> Result<Vec<Job>, String> {
     };
     let classic = "insert_batch_hash, k = 5 (unblocked: insert, k independent bits)";
     let stable = "observe_batch_hash, W8 d = 3, K = 5, P for 1 %, random (unblocked: observe)";
-    let spectral = "insert_batch_hash, MS W32, k = 5";
+    let spectral =
+        "insert_batch_hash, MS W32, k = 5 (unblocked: insert, u32 counters, hashing the value)";
     Ok(vec![
         library("Classic", classic, 0, "classic-insert-batch")?,
         library("Classic", classic, 1, "classic-two-insert-batch")?,
@@ -237,6 +240,16 @@ fn jobs(isa: Isa) -> Result<Vec<Job>, String> {
             }),
         },
         library("Spectral", spectral, 0, "spectral-insert-batch")?,
+        Job {
+            filter: "Spectral",
+            about: spectral,
+            column: 2,
+            run: Box::new(|bytes, plan| {
+                let flat = Flat::new(bytes / 4, Hashing::new(Family::Mixed, 1));
+                let mut f = FlatMs(flat);
+                plan.measure(bytes, |v| f.insert(v))
+            }),
+        },
     ])
 }
 
