@@ -194,6 +194,7 @@ fn spectral_roundtrip<P: Removable>(policy: P) {
         counters: 3000,
         k: 4,
         policy,
+        layout: Layout::OneBlock,
     };
     let blocks = params.blocks::<W16>().unwrap();
     let mut fresh = Spectral::<P, Blocked<W16>>::new(params.clone(), 21).unwrap();
@@ -306,6 +307,7 @@ fn restore_rejects_what_it_cannot_adopt() {
         counters: 3000,
         k: 4,
         policy: RecurringMinimum::new().with_marker(1024),
+        layout: Layout::OneBlock,
     };
     // 63 primary and 32 secondary blocks of 16-bit counters, 2 marker blocks.
     length(

@@ -430,8 +430,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
             SpectralParams {
                 counters,
                 k,
-                policy,
-            },
+                policy, layout: Layout::OneBlock, },
             p.seed,
         );
         let blocks = counters.div_ceil(W::CELLS);
@@ -448,8 +447,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
     let blocks = SpectralParams {
         counters: i.a.cells,
         k: i.a.k,
-        policy: P::make(&i.a),
-    }
+        policy: P::make(&i.a), layout: Layout::OneBlock, }
     .blocks::<W>();
     if let Ok(b) = blocks {
         assert!(!past_isize(b), "{b}");
@@ -460,8 +458,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
             SpectralParams {
                 counters: i.a.cells,
                 k: i.a.k,
-                policy: P::make(&i.a),
-            },
+                policy: P::make(&i.a), layout: Layout::OneBlock, },
             1,
         );
         assert!(f.is_err());

@@ -133,8 +133,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input, isa: Isa) -> Option<(Vec<u32>, u64, V
         SpectralParams {
             counters,
             k,
-            policy: P::make(i),
-        },
+            policy: P::make(i), layout: Layout::OneBlock, },
         i.seed,
     )
     .ok()?;

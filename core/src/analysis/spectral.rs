@@ -135,16 +135,21 @@ impl Coverage {
 
     /// One more item: `k` more draws.
     pub(crate) fn add_item(&mut self) {
-        let b = self.cells as f64;
         for _ in 0..self.k {
-            // Counter `u` covered stays so with probability `u/B`; the draw
-            // covers a new one with probability `(B − (u − 1))/B`.
-            for u in (1..=self.cells).rev() {
-                self.covered[u] = self.covered[u] * (u as f64 / b)
-                    + self.covered[u - 1] * ((self.cells - u + 1) as f64 / b);
-            }
-            self.covered[0] = 0.0;
+            self.add_draw();
         }
+    }
+
+    /// One more draw of one counter, uniform in the block.
+    fn add_draw(&mut self) {
+        let b = self.cells as f64;
+        // Counter `u` covered stays so with probability `u/B`; the draw
+        // covers a new one with probability `(B − (u − 1))/B`.
+        for u in (1..=self.cells).rev() {
+            self.covered[u] = self.covered[u] * (u as f64 / b)
+                + self.covered[u - 1] * ((self.cells - u + 1) as f64 / b);
+        }
+        self.covered[0] = 0.0;
     }
 
     /// `g(j)`: the probability that an item sharing its block with the `j`
@@ -259,6 +264,161 @@ pub fn blocked_error<W: Counter>(n: u64, blocks: usize, k: u32) -> f64 {
         j += 1;
     }
     rate.min(1.0)
+}
+
+/// `ln P(J = j)` for `J ~ Binomial(n, p)`, `j` from 0 while the terms
+/// matter: carried from `j = 0` by the ratio of successive terms (no
+/// `lgamma` of huge arguments, whose rounding would swamp the result), and
+/// stopped past the mean once a term is below `e^-800`.
+fn binomial_ln_pmf(n: u64, p: f64) -> impl Iterator<Item = (u64, f64)> {
+    let mean = n as f64 * p;
+    let log_odds = libm::log(p) - libm::log1p(-p);
+    let mut state = Some((0u64, n as f64 * libm::log1p(-p)));
+    core::iter::from_fn(move || {
+        let (j, ln_w) = state?;
+        state = if j >= n || (j as f64 > mean && ln_w < -800.0) {
+            None
+        } else {
+            let next = ln_w + libm::log((n - j) as f64) - libm::log((j + 1) as f64) + log_odds;
+            Some((j + 1, next))
+        };
+        Some((j, ln_w))
+    })
+}
+
+/// The expected over-estimate rate of Minimum Selection in the
+/// **two-block** layout ([`Layout::TwoBlocks`](crate::hash::Layout)): as
+/// [`blocked_error`], but an item's `k` counters are `k₁ = ⌈k/2⌉` draws in
+/// one block and `k₂ = ⌊k/2⌋` in a second, independent one.
+///
+/// # The model
+///
+/// Every other item sends `k₁` draws to a uniform block and `k₂` to
+/// another, so a given block receives `D = k₁J₁ + k₂J₂` draws from the
+/// others, `J₁, J₂ ~ Binomial(n − 1, 1/blocks)` the first and second halves
+/// landing there. Given `D = d` the item's half of `kₕ` draws is all
+/// covered with probability `E[(U_d/B)^kₕ]`, `U_d` the counters `d`
+/// uniform draws cover (the [`block_error`] recursion, draw by draw). The
+/// item errs when both halves are covered; the two blocks' loads are
+/// independent up to `O(1/blocks)` (an item's halves land in both), which
+/// the model neglects, so the rate is the product of the halves' rates.
+/// With probability `1/blocks` both halves land in the same block, where
+/// the layout merges them into one block of `k` draws: that share takes
+/// [`blocked_error`]. Counters are assumed not to saturate.
+///
+/// ```
+/// use streambloom::analysis::spectral::{blocked_error, bloom_error, gamma, two_block_error};
+/// use streambloom::W16;
+/// // γ = 0.7, W16 (32 counters a block): two blocks come near the
+/// // unblocked rate, one block is far above it.
+/// let (n, m) = (10_000, 71_424);
+/// let unblocked = bloom_error(5, gamma(n, 5, m as u64));
+/// let one = blocked_error::<W16>(n, m / 32, 5);
+/// let two = two_block_error::<W16>(n, m / 32, 5);
+/// assert!(unblocked < two && two < one);
+/// assert!(two < 1.5 * unblocked);
+/// assert_eq!(two_block_error::<W16>(n, m / 32, 1), blocked_error::<W16>(n, m / 32, 1));
+/// ```
+///
+/// `blocks` of 0 count as 1; `k` is capped at `W::CELLS`; `k = 1` has no
+/// second half and is [`blocked_error`].
+pub fn two_block_error<W: Counter>(n: u64, blocks: usize, k: u32) -> f64 {
+    let cells = W::CELLS.min(MAX_CELLS);
+    let (k1, k2) = crate::hash::Layout::TwoBlocks.halves(k.min(cells as u32));
+    let blocks = blocks.max(1);
+    if k2 == 0 || blocks == 1 {
+        return blocked_error::<W>(n, blocks, k);
+    }
+    let p = 1.0 / blocks as f64;
+    let [first, _, second, _] = two_block_halves::<W>(n, blocks, k1, k2);
+    let apart = first.min(1.0) * second.min(1.0);
+    ((1.0 - p) * apart + p * blocked_error::<W>(n, blocks, k)).min(1.0)
+}
+
+/// The two halves' coverage in [`two_block_error`]'s model: `[e₁, s₁, e₂,
+/// s₂]`, `eₕ = P(half h is all covered)` and `sₕ = E[1{half h covered} ·
+/// (J₁ + J₂)]`, the halves of other items in its block weighted by the
+/// event (the tests bound the variance of a measured rate with it).
+/// Past saturation every half is covered: the tail's weight counts in
+/// `eₕ`, and in `sₕ` times a bound on `J₁ + J₂` there (twice the
+/// binomial's mean plus 12 standard deviations and 12).
+pub(crate) fn two_block_halves<W: Counter>(n: u64, blocks: usize, k1: u32, k2: u32) -> [f64; 4] {
+    let cells = W::CELLS.min(MAX_CELLS);
+    let p = 1.0 / blocks.max(1) as f64;
+    let others = n.saturating_sub(1);
+    let mean = others as f64 * p;
+    let tail_halves = 2.0 * (mean + 12.0 * libm::sqrt(mean) + 12.0);
+    // `(u/B)^kₕ` for each half.
+    let mut inside = [[0.0; MAX_CELLS + 1]; 2];
+    for (row, draws) in inside.iter_mut().zip([k1, k2]) {
+        for (u, x) in row.iter_mut().enumerate().take(cells + 1) {
+            *x = libm::pow(u as f64 / cells as f64, f64::from(draws));
+        }
+    }
+    let covered = |c: &Coverage, half: usize| -> f64 {
+        (0..=cells).map(|u| c.covered[u] * inside[half][u]).sum()
+    };
+    // Σ over J₂ = j₂ (outer) and J₁ = j₁ (inner) of P(j₁)P(j₂) times each
+    // half's coverage after `k₂j₂ + k₁j₁` draws; a state past saturation
+    // covers everything for every larger count.
+    let mut out = [0.0; 4];
+    let saturated = |out: &mut [f64; 4], rest: f64| {
+        out[0] += rest;
+        out[2] += rest;
+        out[1] += rest * tail_halves;
+        out[3] += rest * tail_halves;
+    };
+    let mut outer = Coverage::new::<W>(k2);
+    let mut outer_weight: f64 = 0.0;
+    for (j2, ln_w2) in binomial_ln_pmf(others, p) {
+        let w2 = libm::exp(ln_w2);
+        if outer.escape() < SATURATED {
+            saturated(&mut out, (1.0 - outer_weight).max(0.0));
+            break;
+        }
+        outer_weight += w2;
+        // A negligible `P(j₂)`: nothing to add (the state still advances).
+        let mut inner = outer.clone();
+        let mut inner_weight: f64 = 0.0;
+        for (j1, ln_w1) in binomial_ln_pmf(others, p).take_while(|_| w2 > 0.0) {
+            if inner.escape() < SATURATED {
+                saturated(&mut out, w2 * (1.0 - inner_weight).max(0.0));
+                break;
+            }
+            let w = w2 * libm::exp(ln_w1);
+            inner_weight += libm::exp(ln_w1);
+            let halves = (j1 + j2) as f64;
+            let (c1, c2) = (covered(&inner, 0), covered(&inner, 1));
+            out[0] += w * c1;
+            out[1] += w * c1 * halves;
+            out[2] += w * c2;
+            out[3] += w * c2 * halves;
+            for _ in 0..k1 {
+                inner.add_draw();
+            }
+        }
+        for _ in 0..k2 {
+            outer.add_draw();
+        }
+    }
+    out
+}
+
+/// The expected over-estimate rate of Minimum Selection under `layout`:
+/// [`blocked_error`] for one block, [`two_block_error`] for two.
+///
+/// ```
+/// use streambloom::analysis::spectral::{blocked_error, layout_error};
+/// use streambloom::hash::Layout;
+/// use streambloom::W8;
+/// assert_eq!(layout_error::<W8>(Layout::OneBlock, 5000, 500, 4), blocked_error::<W8>(5000, 500, 4));
+/// assert!(layout_error::<W8>(Layout::TwoBlocks, 5000, 500, 4) < blocked_error::<W8>(5000, 500, 4));
+/// ```
+pub fn layout_error<W: Counter>(layout: crate::hash::Layout, n: u64, blocks: usize, k: u32) -> f64 {
+    match layout {
+        crate::hash::Layout::OneBlock => blocked_error::<W>(n, blocks, k),
+        crate::hash::Layout::TwoBlocks => two_block_error::<W>(n, blocks, k),
+    }
 }
 
 // Not under Miri: these are numerics in safe code, with no memory access to

@@ -31,11 +31,7 @@ fn recurring_params(m: usize, reading: Reading, marker: bool) -> SpectralParams<
     if marker {
         policy = policy.with_marker(m);
     }
-    SpectralParams {
-        counters: primary + secondary,
-        k: K as u32,
-        policy,
-    }
+    SpectralParams::new(primary + secondary, K as u32).with_policy(policy)
 }
 
 /// `filter` on the blocked layout: `m` counters (Recurring Minimum: see

@@ -606,10 +606,12 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
     /// Where item `h`'s bits are, placed by `P`.
     #[inline(always)]
     fn probes<P: Place, B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> hash::Probes<W1> {
-        let placement = self.placement();
-        hash::probes_by::<W1>(self.layout, h, self.cells.block_count(), self.k, |h, k| {
-            P::mask(ops, placement, h, k)
-        })
+        let cells = Masks::<P, B> {
+            ops,
+            placement: self.placement(),
+            place: PhantomData,
+        };
+        hash::probes_by::<W1, _>(self.layout, h, self.cells.block_count(), self.k, cells)
     }
 
     /// Whether items' bits are split-block words built in vector registers
@@ -790,6 +792,21 @@ impl<S: Storage, H: BuildHasher> Classic<S, H> {
 trait Place: Copy {
     /// The bits of item `h` (`k` of them, placed by `placement`).
     fn mask<B: Backend>(ops: Ops<W1, B>, placement: Placement, h: u64, k: u32) -> [u64; 8];
+}
+
+/// Placement `P`'s masks with backend `B`'s kernels, as the
+/// [`hash::HalfCells`] of [`hash::probes_by`].
+struct Masks<P, B: Backend> {
+    ops: Ops<W1, B>,
+    placement: Placement,
+    place: PhantomData<P>,
+}
+
+impl<P: Place, B: Backend> hash::HalfCells<W1> for Masks<P, B> {
+    #[inline(always)]
+    fn cells(&self, h: u64, k: u32) -> [u64; 8] {
+        P::mask(self.ops, self.placement, h, k)
+    }
 }
 
 /// Split-block bits with `k <= 8`, one a word, built in vector registers

@@ -5,8 +5,8 @@
 
 use super::counters::{CounterStore, Counters, CountersMut, Shape, Table, MAX_ITEM_COUNTERS};
 use super::policy::{Plan, Policy};
-use super::Counter;
-use crate::hash::{self, mix64, Placement, Probe};
+use super::{Counter, SpectralParams};
+use crate::hash::{self, mix64, Layout, Placement, Probe, Probes};
 use crate::store::{blocks_named, Cells, DefaultStorage, Storage};
 use crate::{Error, Result};
 use streambloom_kernels::{
@@ -29,6 +29,8 @@ pub(super) struct Geometry {
     pub(super) secondary: usize,
     pub(super) marker: usize,
     pub(super) k: u32,
+    /// Where an item's counters go in each table: one block, or two.
+    pub(super) layout: Layout,
     /// The placement under test ([`PLACEMENT`] outside tests).
     #[cfg(test)]
     pub(super) placement: Placement,
@@ -49,33 +51,70 @@ impl Geometry {
         PLACEMENT
     }
 
-    /// Item `h`'s cells in a region of `blocks` blocks (block numbers
-    /// from the region's start).
+    /// Item `h`'s cells in a region of `blocks` blocks starting at block
+    /// `first`: one probe, or two in [`Layout::TwoBlocks`] (see
+    /// [`hash::probes`]).
     #[inline(always)]
-    pub(super) fn probe_in<W: Width>(&self, h: u64, blocks: usize) -> Probe<W> {
-        Probe {
-            block: hash::block_of(h, blocks),
-            mask: hash::placed_cells::<W>(PLACEMENT, self.placement(), h, self.k),
+    pub(super) fn probes_in<W: Width>(&self, h: u64, blocks: usize, first: usize) -> Probes<W> {
+        // One block: the cells of `k` without splitting them in halves
+        // (the same probe, with fewer instructions on the hot path).
+        if self.layout == Layout::OneBlock {
+            return Probes {
+                first: Probe {
+                    block: first + hash::block_of(h, blocks),
+                    mask: hash::placed_cells::<W>(PLACEMENT, self.placement(), h, self.k),
+                },
+                second: None,
+            };
         }
-    }
-
-    #[inline(always)]
-    pub(super) fn primary<W: Counter>(&self, h: u64) -> Probe<W> {
-        self.probe_in::<W>(h, self.primary)
-    }
-
-    #[inline(always)]
-    pub(super) fn secondary<W: Counter>(&self, h: u64) -> Probe<W> {
-        let mut p = self.probe_in::<W>(mix64(h ^ SECONDARY_SALT), self.secondary);
-        p.block += self.primary;
+        let mut p =
+            hash::placed_probes::<W>(self.layout, PLACEMENT, self.placement(), h, blocks, self.k);
+        p.first.block += first;
+        if let Some(second) = &mut p.second {
+            second.block += first;
+        }
         p
     }
 
     #[inline(always)]
-    pub(super) fn marker(&self, h: u64) -> Probe<W1> {
-        let mut p = self.probe_in::<W1>(mix64(h ^ MARKER_SALT), self.marker);
-        p.block += self.primary + self.secondary;
-        p
+    pub(super) fn primary<W: Counter>(&self, h: u64) -> Probes<W> {
+        self.probes_in::<W>(h, self.primary, 0)
+    }
+
+    #[inline(always)]
+    pub(super) fn secondary<W: Counter>(&self, h: u64) -> Probes<W> {
+        self.probes_in::<W>(mix64(h ^ SECONDARY_SALT), self.secondary, self.primary)
+    }
+
+    #[inline(always)]
+    pub(super) fn marker(&self, h: u64) -> Probes<W1> {
+        self.probes_in::<W1>(
+            mix64(h ^ MARKER_SALT),
+            self.marker,
+            self.primary + self.secondary,
+        )
+    }
+}
+
+/// Applies `f` to each probe of `p`: the first, then the second if any.
+#[inline(always)]
+fn each<W: Width>(p: Probes<W>, mut f: impl FnMut(Probe<W>)) {
+    f(p.first);
+    if let Some(second) = p.second {
+        f(second);
+    }
+}
+
+/// The minimum and its multiplicity over two disjoint sets of counters.
+#[inline(always)]
+fn merge_min(a: MinCount, b: MinCount) -> MinCount {
+    match a.min.cmp(&b.min) {
+        core::cmp::Ordering::Less => a,
+        core::cmp::Ordering::Greater => b,
+        core::cmp::Ordering::Equal => MinCount {
+            min: a.min,
+            count: a.count + b.count,
+        },
     }
 }
 
@@ -101,7 +140,7 @@ pub struct CtxMut<'a, W: Width, B: Backend> {
 impl Geometry {
     /// The item's counters in `table`.
     #[inline(always)]
-    pub(super) fn probe<W: Counter>(&self, table: Table, h: u64) -> Probe<W> {
+    pub(super) fn probe<W: Counter>(&self, table: Table, h: u64) -> Probes<W> {
         match table {
             Table::Primary => self.primary(h),
             Table::Secondary => self.secondary(h),
@@ -115,7 +154,25 @@ impl Geometry {
             return false;
         }
         let p = self.marker(h);
-        !ops.any_zero(&blocks[p.block], p.mask)
+        let zero = |q: Probe<W1>| ops.any_zero(&blocks[q.block], q.mask);
+        !(zero(p.first) || p.second.is_some_and(zero))
+    }
+
+    /// The smallest of the item's counters in `table` and how many hold it.
+    #[inline(always)]
+    fn min_count<W: Counter, B: Backend>(
+        &self,
+        ops: Ops<W, B>,
+        blocks: &[Block],
+        table: Table,
+        h: u64,
+    ) -> MinCount {
+        let p = self.probe::<W>(table, h);
+        let first = ops.min_count(&blocks[p.first.block], p.first.mask);
+        match p.second {
+            None => first,
+            Some(q) => merge_min(first, ops.min_count(&blocks[q.block], q.mask)),
+        }
     }
 
     /// The item's distinct primary counters ([`Counters::primary_counters`]).
@@ -127,15 +184,29 @@ impl Geometry {
         out: &mut [(usize, u32); MAX_ITEM_COUNTERS],
     ) -> usize {
         let p = self.primary::<W>(h);
-        let mut cells = p.mask;
+        // In increasing id order: the lower block first.
+        let (lo, hi) = match p.second {
+            Some(q) if q.block < p.first.block => (q, Some(p.first)),
+            second => (p.first, second),
+        };
         let mut n = 0;
-        while let Some(i) = cells.pop_lowest() {
-            // A block holds at most MAX_ITEM_COUNTERS counters.
-            if let Some(slot) = out.get_mut(n) {
-                *slot = (p.block * W::CELLS + i, cell::<W>(&blocks[p.block], i));
-                n += 1;
-            }
-        }
+        each(
+            Probes {
+                first: lo,
+                second: hi,
+            },
+            |q| {
+                let mut cells = q.mask;
+                while let Some(i) = cells.pop_lowest() {
+                    // An item has at most MAX_ITEM_COUNTERS counters (a block's
+                    // worth, split between two blocks in the two-block layout).
+                    if let Some(slot) = out.get_mut(n) {
+                        *slot = (q.block * W::CELLS + i, cell::<W>(&blocks[q.block], i));
+                        n += 1;
+                    }
+                }
+            },
+        );
         n
     }
 }
@@ -143,8 +214,7 @@ impl Geometry {
 impl<W: Counter, B: Backend> Counters for Ctx<'_, W, B> {
     #[inline(always)]
     fn min_count(&self, table: Table, h: u64) -> MinCount {
-        let p = self.geo.probe::<W>(table, h);
-        self.kernels.min_count(&self.blocks[p.block], p.mask)
+        self.geo.min_count(self.kernels, self.blocks, table, h)
     }
 
     #[inline(always)]
@@ -161,8 +231,7 @@ impl<W: Counter, B: Backend> Counters for Ctx<'_, W, B> {
 impl<W: Counter, B: Backend> Counters for CtxMut<'_, W, B> {
     #[inline(always)]
     fn min_count(&self, table: Table, h: u64) -> MinCount {
-        let p = self.geo.probe::<W>(table, h);
-        self.kernels.min_count(&self.blocks[p.block], p.mask)
+        self.geo.min_count(self.kernels, self.blocks, table, h)
     }
 
     #[inline(always)]
@@ -179,21 +248,26 @@ impl<W: Counter, B: Backend> Counters for CtxMut<'_, W, B> {
 impl<W: Counter, B: Backend> CountersMut for CtxMut<'_, W, B> {
     #[inline(always)]
     fn add(&mut self, table: Table, h: u64, r: u32) {
-        let p = self.geo.probe::<W>(table, h);
-        self.kernels.add_sat(&mut self.blocks[p.block], p.mask, r);
+        let (ops, blocks) = (self.kernels, &mut *self.blocks);
+        each(self.geo.probe::<W>(table, h), |q| {
+            ops.add_sat(&mut blocks[q.block], q.mask, r)
+        });
     }
 
     #[inline(always)]
     fn sub(&mut self, table: Table, h: u64, r: u32) {
-        let p = self.geo.probe::<W>(table, h);
-        self.kernels.sub_sat(&mut self.blocks[p.block], p.mask, r);
+        let (ops, blocks) = (self.kernels, &mut *self.blocks);
+        each(self.geo.probe::<W>(table, h), |q| {
+            ops.sub_sat(&mut blocks[q.block], q.mask, r)
+        });
     }
 
     #[inline(always)]
     fn raise_to(&mut self, table: Table, h: u64, v: u32) {
-        let p = self.geo.probe::<W>(table, h);
-        self.kernels
-            .max_assign(&mut self.blocks[p.block], p.mask, v);
+        let (ops, blocks) = (self.kernels, &mut *self.blocks);
+        each(self.geo.probe::<W>(table, h), |q| {
+            ops.max_assign(&mut blocks[q.block], q.mask, v)
+        });
     }
 
     #[inline(always)]
@@ -201,8 +275,10 @@ impl<W: Counter, B: Backend> CountersMut for CtxMut<'_, W, B> {
         if self.geo.marker == 0 {
             return;
         }
-        let p = self.geo.marker(h);
-        self.marker.assign(&mut self.blocks[p.block], p.mask, 1);
+        let (ops, blocks) = (self.marker, &mut *self.blocks);
+        each(self.geo.marker(h), |q| {
+            ops.assign(&mut blocks[q.block], q.mask, 1)
+        });
     }
 }
 
@@ -243,6 +319,7 @@ pub(super) fn plan_geometry<P: Policy, W: Counter>(
         secondary,
         marker,
         k,
+        layout: Layout::OneBlock,
         #[cfg(test)]
         placement: PLACEMENT,
     };
@@ -296,11 +373,11 @@ impl<W: Counter, S: Storage> PartialEq for Blocked<W, S> {
 }
 
 impl<W: Counter, S: Storage> Blocked<W, S> {
-    /// The store of `policy`'s plan of `counters` counters, `k` per item,
-    /// adopting `storage`'s contents (which must be exactly the blocks the
-    /// plan needs).
-    pub(super) fn new<P: Policy>(policy: &P, counters: usize, k: u32, storage: S) -> Result<Self> {
-        let geo = plan_geometry::<P, W>(policy, counters, k)?;
+    /// The store of `params`' plan, adopting `storage`'s contents (which
+    /// must be exactly the blocks the plan needs).
+    pub(super) fn new<P: Policy>(params: &SpectralParams<P>, storage: S) -> Result<Self> {
+        let mut geo = plan_geometry::<P, W>(&params.policy, params.counters, params.k)?;
+        geo.layout = params.layout;
         let cells = Cells::new(storage, geo.total())?;
         Ok(Blocked { cells, geo })
     }
@@ -381,12 +458,12 @@ impl<W: Counter, S: Storage> CounterStore for Blocked<W, S> {
     fn prefetch(&self, h: u64) {
         let blocks = self.cells.blocks();
         let geo = &self.geo;
-        prefetch(&blocks[geo.primary::<W>(h).block]);
+        each(geo.primary::<W>(h), |q| prefetch(&blocks[q.block]));
         if geo.secondary > 0 {
-            prefetch(&blocks[geo.secondary::<W>(h).block]);
+            each(geo.secondary::<W>(h), |q| prefetch(&blocks[q.block]));
         }
         if geo.marker > 0 {
-            prefetch(&blocks[geo.marker(h).block]);
+            each(geo.marker(h), |q| prefetch(&blocks[q.block]));
         }
     }
 
@@ -403,18 +480,28 @@ impl<W: Counter, S: Storage> CounterStore for Blocked<W, S> {
     }
 
     fn expected_item_counters(&self) -> f64 {
-        // [`PLACEMENT`] collapses repeats: fewer than `k` on average.
-        self.geo.placement().expected_cells::<W>(self.geo.k)
+        // [`PLACEMENT`] collapses repeats: fewer than `k` on average. With
+        // two blocks each half collapses on its own, except when both land
+        // in one block (chance `1/blocks`), where all `k` draws do.
+        let place = self.geo.placement();
+        let (k1, k2) = self.geo.layout.halves(self.geo.k);
+        if k2 == 0 {
+            return place.expected_cells::<W>(k1);
+        }
+        let same = 1.0 / self.geo.primary as f64;
+        (1.0 - same) * (place.expected_cells::<W>(k1) + place.expected_cells::<W>(k2))
+            + same * place.expected_cells::<W>(self.geo.k)
     }
 
     fn shape(&self) -> Shape {
         Shape {
-            layout: "blocked",
+            store: "blocked",
             bits: W::BITS,
             counters: self.counters(),
             secondary: self.geo.secondary * W::CELLS,
             marker: self.geo.marker * W1::CELLS,
             k: self.geo.k,
+            layout: self.geo.layout,
             placement: self.geo.placement(),
         }
     }

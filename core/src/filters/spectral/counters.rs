@@ -10,7 +10,7 @@
 //! one-bit **marker** filter `B_f`. An item's counters in a table are
 //! given by its hash; the store places them.
 
-use crate::hash::Placement;
+use crate::hash::{Layout, Placement};
 use crate::{MinCount, Result};
 use streambloom_kernels::{Backend, Engine, Isa};
 
@@ -267,8 +267,8 @@ pub trait CounterStore {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
-    /// The store's layout, by name (`"blocked"`).
-    pub layout: &'static str,
+    /// The kind of store, by name (`"blocked"`).
+    pub store: &'static str,
     /// Bits of a counter (0 for variable-length counters).
     pub bits: u32,
     /// Primary counters.
@@ -279,6 +279,8 @@ pub struct Shape {
     pub marker: usize,
     /// Counters per item.
     pub k: u32,
+    /// One block per item per table, or two.
+    pub layout: Layout,
     /// How an item's counters are placed in a block.
     pub placement: Placement,
 }

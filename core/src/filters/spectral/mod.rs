@@ -85,7 +85,7 @@ pub use recurring::RecurringMinimum;
 pub use window::SlidingWindow;
 
 use crate::filter::keyed;
-use crate::hash::{self, mix64, DefaultHasher};
+use crate::hash::{self, mix64, DefaultHasher, Layout};
 use crate::store::Storage;
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
@@ -121,7 +121,7 @@ impl Counter for W32 {}
 /// use streambloom::W16;
 /// let p = SpectralParams::<MinimalIncrease>::new(10_000, 5);
 /// assert_eq!(p.blocks::<W16>(), Ok(313)); // 32 counters a block
-/// let rm = SpectralParams { counters: 3000, k: 4, policy: RecurringMinimum::new().with_marker(4096) };
+/// let rm = SpectralParams::new(3000, 4).with_policy(RecurringMinimum::new().with_marker(4096));
 /// assert!(rm.blocks::<W16>().is_ok());
 /// assert!(SpectralParams::<MinimalIncrease>::new(10_000, 0).blocks::<W16>().is_err());
 /// ```
@@ -134,6 +134,12 @@ pub struct SpectralParams<P = MinimumSelection> {
     pub k: u32,
     /// The estimation policy.
     pub policy: P,
+    /// Where an item's `k` counters go in each table:
+    /// [`Layout::OneBlock`] (the default: one cache line per table, the
+    /// fastest) or [`Layout::TwoBlocks`] (`⌈k/2⌉` + `⌊k/2⌋` counters in two
+    /// independent blocks: one more line per item, and errors near the
+    /// unblocked filter's; see the module docs' table).
+    pub layout: Layout,
 }
 
 impl<P: Policy + Default> SpectralParams<P> {
@@ -149,7 +155,37 @@ impl<P: Policy + Default> SpectralParams<P> {
             counters,
             k,
             policy: P::default(),
+            layout: Layout::OneBlock,
         }
+    }
+}
+
+impl<P> SpectralParams<P> {
+    /// The same parameters with `layout`.
+    ///
+    /// ```
+    /// use streambloom::hash::Layout;
+    /// use streambloom::spectral::{MinimumSelection, SpectralParams};
+    /// let p = SpectralParams::<MinimumSelection>::new(4096, 4).with_layout(Layout::TwoBlocks);
+    /// assert_eq!(p.layout, Layout::TwoBlocks);
+    /// ```
+    #[must_use]
+    pub fn with_layout(self, layout: Layout) -> Self {
+        SpectralParams { layout, ..self }
+    }
+
+    /// The same parameters with `policy` (its configuration: a
+    /// [`RecurringMinimum`] with a marker or Trapping, say).
+    ///
+    /// ```
+    /// use streambloom::spectral::{RecurringMinimum, SpectralParams};
+    /// let rm = RecurringMinimum::new().with_marker(4096);
+    /// let p = SpectralParams::<RecurringMinimum>::new(3000, 4).with_policy(rm.clone());
+    /// assert_eq!(p.policy, rm);
+    /// ```
+    #[must_use]
+    pub fn with_policy(self, policy: P) -> Self {
+        SpectralParams { policy, ..self }
     }
 }
 
@@ -323,7 +359,7 @@ impl<P: Policy, W: Counter, S: Storage, H: BuildHasher> Spectral<P, Blocked<W, S
     /// ```
     pub fn restore(params: SpectralParams<P>, storage: S, hasher: H, total: u64) -> Result<Self> {
         Ok(Spectral {
-            store: Blocked::new(&params.policy, params.counters, params.k, storage)?,
+            store: Blocked::new(&params, storage)?,
             fingerprint: fingerprint(&hasher),
             policy: params.policy,
             hasher,
@@ -813,6 +849,7 @@ impl<P: Policy, C: CounterStore, H: BuildHasher> Spectral<P, C, H> {
         SpectralParams {
             counters: self.store.budget(),
             k: self.store.k(),
+            layout: self.store.shape().layout,
             policy: self.policy.clone(),
         }
     }

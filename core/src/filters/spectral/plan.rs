@@ -1,9 +1,10 @@
 //! The Spectral planner: the smallest filter whose expected over-estimate
 //! rate, by the exact formula of the blocked layout
-//! ([`blocked_error`]), meets a target.
+//! ([`blocked_error`](crate::analysis::spectral::blocked_error)), meets a target.
 
 use super::{plan_geometry, Blocked, Counter, Policy, Spectral, SpectralParams};
-use crate::analysis::spectral::blocked_error;
+use crate::analysis::spectral::layout_error;
+use crate::hash::Layout;
 use crate::{Block, Error, Result};
 
 /// What [`SpectralParams::plan`] says of an unreachable target.
@@ -17,7 +18,7 @@ impl<P: Policy + Default> SpectralParams<P> {
     ///
     /// **What it optimizes.** Memory: the fewest counters (in whole blocks
     /// of `W::CELLS`) over `k` in `1..=W::CELLS`, ties going to the smaller
-    /// `k` (fewer draws to hash). The rate is [`blocked_error`]: the
+    /// `k` (fewer draws to hash). The rate is [`blocked_error`](crate::analysis::spectral::blocked_error): the
     /// probability that an item of the stream (inserted any number of
     /// times) gets an estimate above its true count under Minimum
     /// Selection, exact for this crate's blocked layout; the paper's
@@ -64,6 +65,30 @@ impl<P: Policy + Default> SpectralParams<P> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn plan<W: Counter>(n_distinct: u64, target_error: f64) -> Result<Self> {
+        Self::plan_with_layout::<W>(n_distinct, target_error, Layout::OneBlock)
+    }
+
+    /// [`plan`](Self::plan) for an item's counters placed by `layout`: the
+    /// rate is [`layout_error`] (for [`Layout::TwoBlocks`],
+    /// [`two_block_error`](crate::analysis::spectral::two_block_error)), so
+    /// the same target takes fewer counters with two blocks.
+    ///
+    /// ```
+    /// use streambloom::hash::Layout;
+    /// use streambloom::spectral::{MinimumSelection, SpectralParams};
+    /// use streambloom::W16;
+    /// let one = SpectralParams::<MinimumSelection>::plan::<W16>(100_000, 0.01)?;
+    /// let two = SpectralParams::<MinimumSelection>::plan_with_layout::<W16>(100_000, 0.01, Layout::TwoBlocks)?;
+    /// assert_eq!(two.layout, Layout::TwoBlocks);
+    /// assert!(two.counters < one.counters);
+    /// assert!(two.predicted_error::<W16>(100_000)? <= 0.01);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn plan_with_layout<W: Counter>(
+        n_distinct: u64,
+        target_error: f64,
+        layout: Layout,
+    ) -> Result<Self> {
         if n_distinct == 0 {
             return Err(Error::param("n_distinct", n_distinct, "at least 1"));
         }
@@ -71,13 +96,14 @@ impl<P: Policy + Default> SpectralParams<P> {
         if !(target_error > 0.0 && target_error < 1.0) {
             return Err(Error::param("target_error", target_error, "in (0, 1)"));
         }
-        let (blocks, k) = smallest_primary::<W>(n_distinct, target_error)?;
+        let (blocks, k) = smallest_primary::<W>(n_distinct, target_error, layout)?;
         let policy = P::default();
         let counters = budget_for::<P, W>(&policy, blocks, k)?;
         Ok(SpectralParams {
             counters,
             k,
             policy,
+            layout,
         })
     }
 
@@ -110,6 +136,27 @@ impl<P: Policy + Default> SpectralParams<P> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn plan_memory<W: Counter>(memory_bytes: usize, n_distinct: u64) -> Result<Self> {
+        Self::plan_memory_with_layout::<W>(memory_bytes, n_distinct, Layout::OneBlock)
+    }
+
+    /// [`plan_memory`](Self::plan_memory) for an item's counters placed by
+    /// `layout` (`k` chosen by [`layout_error`]).
+    ///
+    /// ```
+    /// use streambloom::hash::Layout;
+    /// use streambloom::spectral::{MinimumSelection, SpectralParams};
+    /// use streambloom::W8;
+    /// let two = SpectralParams::<MinimumSelection>::plan_memory_with_layout::<W8>(64 * 1024, 10_000, Layout::TwoBlocks)?;
+    /// let one = SpectralParams::<MinimumSelection>::plan_memory::<W8>(64 * 1024, 10_000)?;
+    /// assert_eq!(two.counters, one.counters);
+    /// assert!(two.predicted_error::<W8>(10_000)? < one.predicted_error::<W8>(10_000)?);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn plan_memory_with_layout<W: Counter>(
+        memory_bytes: usize,
+        n_distinct: u64,
+        layout: Layout,
+    ) -> Result<Self> {
         if n_distinct == 0 {
             return Err(Error::param("n_distinct", n_distinct, "at least 1"));
         }
@@ -141,7 +188,7 @@ impl<P: Policy + Default> SpectralParams<P> {
             if geo.primary * W::CELLS <= k as usize {
                 break;
             }
-            let e = blocked_error::<W>(n_distinct, geo.primary, k);
+            let e = layout_error::<W>(layout, n_distinct, geo.primary, k);
             if e < best.0 {
                 best = (e, k);
             }
@@ -150,6 +197,7 @@ impl<P: Policy + Default> SpectralParams<P> {
             counters,
             k: best.1,
             policy,
+            layout,
         })
     }
 }
@@ -157,7 +205,7 @@ impl<P: Policy + Default> SpectralParams<P> {
 impl<P: Policy> SpectralParams<P> {
     /// The expected over-estimate rate of Minimum Selection over these
     /// parameters' primary filter after `n_distinct` distinct items
-    /// ([`blocked_error`], with `counters` rounded up to whole blocks and
+    /// ([`layout_error`] for its layout, with `counters` rounded up to whole blocks and
     /// split as the policy splits them): what [`plan`](Self::plan) meets.
     /// For [`MinimalIncrease`](super::MinimalIncrease) and
     /// [`RecurringMinimum`](super::RecurringMinimum) it bounds their
@@ -178,17 +226,22 @@ impl<P: Policy> SpectralParams<P> {
     /// ```
     pub fn predicted_error<W: Counter>(&self, n_distinct: u64) -> Result<f64> {
         let geo = plan_geometry::<P, W>(&self.policy, self.counters, self.k)?;
-        Ok(blocked_error::<W>(n_distinct, geo.primary, geo.k))
+        Ok(layout_error::<W>(
+            self.layout,
+            n_distinct,
+            geo.primary,
+            geo.k,
+        ))
     }
 }
 
 /// The fewest primary blocks, and the smallest `k` among those, whose
 /// Minimum Selection error for `n` items is at most `target`.
-fn smallest_primary<W: Counter>(n: u64, target: f64) -> Result<(usize, u32)> {
+fn smallest_primary<W: Counter>(n: u64, target: f64, layout: Layout) -> Result<(usize, u32)> {
     let max_blocks = isize::MAX as usize / Block::BYTES;
     let mut best: Option<(usize, u32)> = None;
     for k in 1..=W::CELLS as u32 {
-        let meets = |blocks: usize| blocked_error::<W>(n, blocks, k) <= target;
+        let meets = |blocks: usize| layout_error::<W>(layout, n, blocks, k) <= target;
         // The filter needs more primary counters than `k`.
         let fewest = k as usize / W::CELLS + 1;
         // Only fewer blocks than the best so far improve on it (a tie goes
@@ -260,7 +313,8 @@ impl<P: Policy, W: Counter, S: crate::store::Storage, H> Spectral<P, Blocked<W, 
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn predicted_error(&self, n_distinct: u64) -> f64 {
-        blocked_error::<W>(n_distinct, self.store.geo.primary, self.store.geo.k)
+        let g = &self.store.geo;
+        layout_error::<W>(g.layout, n_distinct, g.primary, g.k)
     }
 }
 
@@ -268,7 +322,9 @@ impl<P: Policy, W: Counter, S: crate::store::Storage, H> Spectral<P, Blocked<W, 
 mod tests {
     use super::super::{MinimalIncrease, MinimumSelection, RecurringMinimum};
     use super::*;
-    use crate::analysis::spectral::{bloom_error, gamma, Coverage};
+    use crate::analysis::spectral::{
+        blocked_error, bloom_error, gamma, two_block_halves, Coverage,
+    };
     use crate::rng::Rng;
     use crate::{Value, W16, W32, W8};
     use alloc::vec::Vec;
@@ -305,6 +361,27 @@ mod tests {
             c.add_item();
         }
         libm::sqrt(sum / n as f64)
+    }
+
+    /// An upper bound on the standard error of the measured over-estimate
+    /// fraction `X/n` in the **two-block** layout.
+    ///
+    /// `Var X = Σ_i Σ_j Cov(I_i, I_j)` over the items' error indicators.
+    /// Items sharing no block are independent given the loads, whose
+    /// multinomial counts are negatively associated, so those pairs add at
+    /// most 0; the others are `i` itself and the `S_i` items with a half in
+    /// one of `i`'s two blocks, each pair adding at most `E[I_i I_j] ≤
+    /// E[I_i]`, so `Var X ≤ Σ_i E[I_i (1 + S_i)] = n (e + E[I S])`. With
+    /// `I = I_A I_B` (both halves covered) and `S = S_A + S_B`, the blocks'
+    /// loads independent as the model takes them, `E[I S] = s_A e_B +
+    /// e_A s_B` ([`two_block_halves`]).
+    fn two_block_standard_error<W: Counter>(n: u64, blocks: usize, k: u32) -> f64 {
+        let (k1, k2) = Layout::TwoBlocks.halves(k);
+        if k2 == 0 {
+            return standard_error::<W>(n, blocks, k);
+        }
+        let [e1, s1, e2, s2] = two_block_halves::<W>(n, blocks, k1, k2);
+        libm::sqrt((e1 * e2 + s1 * e2 + e1 * s2) / n as f64)
     }
 
     /// `n` distinct pseudo-random hashes.
@@ -346,6 +423,7 @@ mod tests {
 
     /// One cell of the measured-vs-formula grid.
     struct Cell {
+        layout: Layout,
         k: u32,
         /// `γ = nk/m`.
         load: f64,
@@ -360,19 +438,24 @@ mod tests {
         unblocked: f64,
     }
 
-    fn grid_cell<W: Counter>(k: u32, load: f64, seed: u64) -> Cell {
+    fn grid_cell<W: Counter>(layout: Layout, k: u32, load: f64, seed: u64) -> Cell {
         let counters = crate::scaled(1 << 16);
         let blocks = counters / W::CELLS;
         let n = ((load * counters as f64 / f64::from(k)) as u64).max(2);
-        let params = SpectralParams::<MinimumSelection>::new(counters, k);
+        let params = SpectralParams::<MinimumSelection>::new(counters, k).with_layout(layout);
         let (over, _) = measured::<_, W>(params, n as usize, seed);
+        let formula = layout_error::<W>(layout, n, blocks, k);
         Cell {
+            layout,
             k,
             load,
             n,
             over,
-            formula: blocked_error::<W>(n, blocks, k),
-            se: standard_error::<W>(n, blocks, k),
+            formula,
+            se: match layout {
+                Layout::OneBlock => standard_error::<W>(n, blocks, k),
+                Layout::TwoBlocks => two_block_standard_error::<W>(n, blocks, k),
+            },
             unblocked: bloom_error(k, gamma(n, k, counters as u64)),
         }
     }
@@ -380,13 +463,17 @@ mod tests {
     const KS: [u32; 4] = [1, 2, 4, 8];
     const LOADS: [f64; 3] = [0.35, 0.7, 1.4];
 
-    /// Every cell of the grid for width `W`, each from its own seed.
+    /// Every cell of the grid for width `W`, in both layouts, each from its
+    /// own seed.
     fn grid<W: Counter>() -> Vec<Cell> {
         let mut out = Vec::new();
-        for (i, &k) in KS.iter().enumerate() {
-            for (j, &load) in LOADS.iter().enumerate() {
-                let seed = 0x5EED ^ (u64::from(W::BITS) << 16) ^ (i * 8 + j) as u64;
-                out.push(grid_cell::<W>(k, load, seed));
+        for (l, layout) in Layout::ALL.into_iter().enumerate() {
+            for (i, &k) in KS.iter().enumerate() {
+                for (j, &load) in LOADS.iter().enumerate() {
+                    let seed =
+                        0x5EED ^ (u64::from(W::BITS) << 16) ^ ((l << 12) | (i * 8 + j)) as u64;
+                    out.push(grid_cell::<W>(layout, k, load, seed));
+                }
             }
         }
         out
@@ -399,7 +486,8 @@ mod tests {
             for c in grid::<W>() {
                 assert!(
                     (c.over - c.formula).abs() <= Z * c.se,
-                    "W{} k {} γ {} n {}: measured {}, formula {}, se {}",
+                    "{:?} W{} k {} γ {} n {}: measured {}, formula {}, se {}",
+                    c.layout,
                     W::BITS,
                     c.k,
                     c.load,
@@ -421,7 +509,8 @@ mod tests {
         fn rows<W: Counter>() {
             for c in grid::<W>() {
                 std::println!(
-                    "| W{} | {} | {} | {} | {:.5} | {:.5} | {:.5} | {:+.1} | {:.5} |",
+                    "| {:?} | W{} | {} | {} | {} | {:.5} | {:.5} | {:.5} | {:+.1} | {:.5} |",
+                    c.layout,
                     W::BITS,
                     c.k,
                     c.load,
@@ -438,9 +527,9 @@ mod tests {
             "Minimum Selection over-estimate rate, 65 536 counters, n = γ·m/k distinct items"
         );
         std::println!(
-            "| W | k | γ | n | measured | blocked formula | se bound | z | unblocked E_b |"
+            "| layout | W | k | γ | n | measured | layout formula | se bound | z | unblocked E_b |"
         );
-        std::println!("|---|---|---|---|---|---|---|---|---|");
+        std::println!("|---|---|---|---|---|---|---|---|---|---|");
         rows::<W8>();
         rows::<W16>();
         rows::<W32>();

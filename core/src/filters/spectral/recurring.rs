@@ -92,7 +92,7 @@ use alloc::collections::BTreeMap;
 /// ```
 /// use streambloom::spectral::{RecurringMinimum, Spectral, SpectralParams};
 /// let policy = RecurringMinimum::new().with_marker(1 << 14);
-/// let mut f = Spectral::<RecurringMinimum>::new(SpectralParams { counters: 3000, k: 4, policy }, 1)?;
+/// let mut f = Spectral::<RecurringMinimum>::new(SpectralParams::new(3000, 4).with_policy(policy), 1)?;
 /// f.insert_n("a", 3);
 /// f.remove("a");
 /// assert_eq!(f.estimate("a"), 2);
@@ -149,7 +149,7 @@ impl RecurringMinimum {
     /// ```
     /// use streambloom::spectral::{RecurringMinimum, Spectral, SpectralParams};
     /// let p = RecurringMinimum::new().with_secondary(1000);
-    /// let f = Spectral::<RecurringMinimum>::new(SpectralParams { counters: 3000, k: 5, policy: p }, 1).unwrap();
+    /// let f = Spectral::<RecurringMinimum>::new(SpectralParams::new(3000, 5).with_policy(p), 1).unwrap();
     /// assert_eq!(f.counters(), 2000);
     /// ```
     #[must_use]
@@ -166,7 +166,7 @@ impl RecurringMinimum {
     /// ```
     /// use streambloom::spectral::{RecurringMinimum, Spectral, SpectralParams};
     /// let p = RecurringMinimum::new().with_marker(1 << 14);
-    /// let mut f = Spectral::<RecurringMinimum>::new(SpectralParams { counters: 3000, k: 4, policy: p }, 1)?;
+    /// let mut f = Spectral::<RecurringMinimum>::new(SpectralParams::new(3000, 4).with_policy(p), 1)?;
     /// f.insert_n("a", 3);
     /// f.remove("a");
     /// f.insert("a");

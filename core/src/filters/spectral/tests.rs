@@ -2,7 +2,7 @@
 
 use super::blocked::{MARKER_SALT, SECONDARY_SALT};
 use super::*;
-use crate::hash::Placement;
+use crate::hash::{Layout, Placement};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use proptest::prelude::*;
@@ -41,6 +41,7 @@ fn never_under<P: Policy>(p: P, counters: usize, s: &[(u16, u32)]) {
             counters,
             k: 4,
             policy: p,
+            layout: Layout::OneBlock,
         },
         11,
     )
@@ -67,6 +68,7 @@ fn never_above_minimum_selection(p: RecurringMinimum, counters: usize, s: &[(u16
             counters,
             k: 4,
             policy: p,
+            layout: Layout::OneBlock,
         },
         11,
     )
@@ -106,7 +108,7 @@ proptest! {
         counters in 200usize..2048,
     ) {
         fn run<P: Removable>(p: P, counters: usize, s: &[(u16, u32)], dels: &[(usize, u32)]) {
-            let mut f = Spectral::<P, Blocked<W16>>::new(SpectralParams { counters, k: 4, policy: p }, 3).unwrap();
+            let mut f = Spectral::<P, Blocked<W16>>::new(SpectralParams { counters, k: 4, policy: p, layout: Layout::OneBlock }, 3).unwrap();
             let mut m = model(s);
             for &(k, r) in s {
                 f.insert_n(&k, r);
@@ -135,7 +137,7 @@ proptest! {
         counters in prop_oneof![96usize..2048, 131_072usize..135_000],
     ) {
         fn run<P: Policy + Clone>(p: P, counters: usize, s: &[(u16, u32)]) -> core::result::Result<(), TestCaseError> {
-            let mut one = Spectral::<P, Blocked<W16>>::new(SpectralParams { counters, k: 5, policy: p }, 3).unwrap();
+            let mut one = Spectral::<P, Blocked<W16>>::new(SpectralParams { counters, k: 5, policy: p, layout: Layout::OneBlock }, 3).unwrap();
             let mut batched = one.clone();
             let hashes: Vec<u64> = s.iter().map(|(key, _)| one.hash(key)).collect();
             hashes.iter().for_each(|&h| one.insert_hash(h));
@@ -169,7 +171,7 @@ proptest! {
     #[test]
     fn unions_and_joins_never_under_estimate(a in stream(), b in stream()) {
         fn run<P: Policy>(p: P, a: &[(u16, u32)], b: &[(u16, u32)]) {
-            let mut fa = Spectral::<P, Blocked<W32>>::new(SpectralParams { counters: 1200, k: 4, policy: p }, 5).unwrap();
+            let mut fa = Spectral::<P, Blocked<W32>>::new(SpectralParams { counters: 1200, k: 4, policy: p, layout: Layout::OneBlock }, 5).unwrap();
             let mut fb = fa.clone();
             for &(k, r) in a { fa.insert_n(&k, r); }
             for &(k, r) in b { fb.insert_n(&k, r); }
@@ -206,7 +208,7 @@ proptest! {
     #[test]
     fn window_matches_a_deque(keys in proptest::collection::vec(0u16..60, 0..crate::scaled(500)), window in 1usize..80) {
         fn run<P: Removable>(p: P, counters: usize, one_sided: bool, keys: &[u16], window: usize) {
-            let f = Spectral::<P, Blocked<W16>>::new(SpectralParams { counters, k: 4, policy: p }, 9).unwrap();
+            let f = Spectral::<P, Blocked<W16>>::new(SpectralParams { counters, k: 4, policy: p, layout: Layout::OneBlock }, 9).unwrap();
             let mut w = SlidingWindow::new(f, window).unwrap();
             let mut q = VecDeque::new();
             let count = |q: &VecDeque<u16>, k: u16| q.iter().filter(|&&x| x == k).count() as u32;
@@ -226,11 +228,7 @@ proptest! {
             }
             let fresh: Vec<u32> = (0..window as u32).map(|i| 1000 + i).collect();
             for k in &fresh { w.insert(k); }
-            let cells = |h: u64| {
-                let p = w.filter().store.geo.primary::<W16>(h);
-                let mut mask = p.mask;
-                core::iter::from_fn(move || mask.pop_lowest().map(|i| p.block * W16::CELLS + i))
-            };
+            let cells = |h: u64| probe_cells(w.filter().store.geo.primary::<W16>(h)).into_iter();
             let taken: std::collections::HashSet<usize> =
                 fresh.iter().flat_map(|k| cells(w.filter().hash(k))).collect();
             for k in 0u16..60 {
@@ -281,6 +279,7 @@ fn every_isa_gives_identical_counters() {
                     counters: 3000,
                     k: 5,
                     policy: p.clone(),
+                    layout: Layout::OneBlock,
                 },
                 4,
             )
@@ -410,6 +409,7 @@ fn trapping_deletes_and_refuses_merges() {
                 counters: 3000,
                 k: 4,
                 policy: p.clone(),
+                layout: Layout::OneBlock,
             },
             seed,
         )
@@ -574,7 +574,8 @@ fn constructors_reject_bad_parameters() {
             SpectralParams {
                 counters: 100,
                 k: 2,
-                policy: p
+                policy: p,
+                layout: Layout::OneBlock
             },
             1
         )
@@ -586,6 +587,7 @@ fn constructors_reject_bad_parameters() {
             counters: 640,
             k: 4,
             policy: MinimumSelection,
+            layout: Layout::OneBlock,
         },
         &mut buf[..],
         hash::seeded_hasher(1),
@@ -661,6 +663,7 @@ fn merges_refuse_mismatched_filters() {
             counters: 1000,
             k: 4,
             policy: rm_marker(),
+            layout: Layout::OneBlock,
         },
         1,
     )
@@ -682,6 +685,7 @@ fn recurring_minimum_with_marker_counts_reinsertions_after_a_removal() -> Result
             counters: 48,
             k: 2,
             policy: p,
+            layout: Layout::OneBlock,
         },
         0,
     )?;
@@ -716,9 +720,20 @@ struct Audit {
 
 /// The secondary counters of `key`, as indices into the whole filter.
 fn secondary_cells<W: Counter>(f: &Spectral<RecurringMinimum, Blocked<W>>, key: u64) -> Vec<usize> {
-    let s = f.store.geo.secondary::<W>(f.hash(&key));
-    let mut mask = s.mask;
-    core::iter::from_fn(|| mask.pop_lowest().map(|i| s.block * W::CELLS + i)).collect()
+    probe_cells(f.store.geo.secondary::<W>(f.hash(&key)))
+}
+
+/// The cells of an item's probes (one or two blocks), as indices into the
+/// whole filter.
+fn probe_cells<W: Counter>(p: crate::hash::Probes<W>) -> Vec<usize> {
+    let mut out = Vec::new();
+    for q in core::iter::once(p.first).chain(p.second) {
+        let mut mask = q.mask;
+        while let Some(i) = mask.pop_lowest() {
+            out.push(q.block * W::CELLS + i);
+        }
+    }
+    out
 }
 
 /// What the audit knows of `B_f` beside the filter.
@@ -795,6 +810,7 @@ fn audit_marker<W: Counter>(
             counters,
             k,
             policy: p,
+            layout: Layout::OneBlock,
         },
         17,
     )
@@ -984,6 +1000,7 @@ fn keyed_batches<P: Policy + PartialEq>(
             counters,
             k: 5,
             policy,
+            layout: Layout::OneBlock,
         },
         3,
     )
@@ -1089,6 +1106,7 @@ struct Reference<W: Counter> {
     /// Blocks of each table, from the filter's plan.
     blocks: [usize; 3],
     k: u32,
+    layout: Layout,
     width: core::marker::PhantomData<W>,
 }
 
@@ -1098,13 +1116,46 @@ struct Reference<W: Counter> {
 /// fields read from the top of `mix64(h ^ SALT)`, then of
 /// `mix64(h ^ SALT ^ round·C)` (round 1, 2, ...) when fewer bits than a
 /// field are left, repeats collapsing ([`Placement::Collapsing`], restated).
-fn restated_cells(h: u64, blocks: usize, cells: usize, k: u32) -> Vec<usize> {
+///
+/// In the two-block layout the first `⌈k/2⌉` cells are so placed, and the
+/// other `⌊k/2⌋` in block `⌊mix64(h ^ B2)·blocks / 2^64⌋` with fields from
+/// `h ^ C2` (the salts of `hash::probes`, restated); a cell in both halves
+/// counts once.
+fn restated(h: u64, blocks: usize, cells: usize, k: u32, layout: Layout) -> Vec<usize> {
+    const B2: u64 = 0xBB67_AE85_84CA_A73B;
+    const C2: u64 = 0x3C6E_F372_FE94_F82B;
+    let block = |x: u64| ((u128::from(mix64(x)) * blocks as u128) >> 64) as usize;
+    let (k1, k2) = match layout {
+        Layout::OneBlock => (k, 0),
+        Layout::TwoBlocks => (k - k / 2, k / 2),
+    };
+    let mut out: Vec<usize> = restated_fields(h, cells, k1)
+        .into_iter()
+        .map(|f| block(h) * cells + f)
+        .collect();
+    if k2 > 0 {
+        out.extend(
+            restated_fields(h ^ C2, cells, k2)
+                .into_iter()
+                .map(|f| block(h ^ B2) * cells + f),
+        );
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The cells, within a block of `cells`, of `k` independent `log2(cells)`-bit
+/// fields read from the top of `mix64(h ^ SALT)`, then of
+/// `mix64(h ^ SALT ^ round·C)` (round 1, 2, ...) when fewer bits than a
+/// field are left ([`Placement::Collapsing`], restated; repeats are
+/// removed by [`restated`]).
+fn restated_fields(h: u64, cells: usize, k: u32) -> Vec<usize> {
     const SALT: u64 = 0x6A09_E667_F3BC_C909;
     const ROUND: u64 = 0xD6E8_FEB8_6659_FD93;
-    let block = ((u128::from(mix64(h)) * blocks as u128) >> 64) as usize;
     let bits = cells.trailing_zeros();
     let (mut x, mut left, mut round) = (mix64(h ^ SALT), 64u32, 0u64);
-    let mut out: Vec<usize> = (0..k.min(cells as u32))
+    (0..k.min(cells as u32))
         .map(|_| {
             if left < bits {
                 round += 1;
@@ -1114,12 +1165,9 @@ fn restated_cells(h: u64, blocks: usize, cells: usize, k: u32) -> Vec<usize> {
             let field = (x >> (64 - bits)) as usize;
             x <<= bits;
             left -= bits;
-            block * cells + field
+            field
         })
-        .collect();
-    out.sort_unstable();
-    out.dedup();
-    out
+        .collect()
 }
 
 impl<W: Counter> Reference<W> {
@@ -1132,6 +1180,7 @@ impl<W: Counter> Reference<W> {
             marker: alloc::vec![false; g.marker * W1::CELLS],
             blocks: [g.primary, g.secondary, g.marker],
             k: g.k,
+            layout: g.layout,
             width: core::marker::PhantomData,
         }
     }
@@ -1141,17 +1190,29 @@ impl<W: Counter> Reference<W> {
         match table {
             Table::Primary => (
                 &mut self.primary,
-                restated_cells(h, self.blocks[0], W::CELLS, self.k),
+                restated(h, self.blocks[0], W::CELLS, self.k, self.layout),
             ),
             Table::Secondary => (
                 &mut self.secondary,
-                restated_cells(mix64(h ^ SECONDARY_SALT), self.blocks[1], W::CELLS, self.k),
+                restated(
+                    mix64(h ^ SECONDARY_SALT),
+                    self.blocks[1],
+                    W::CELLS,
+                    self.k,
+                    self.layout,
+                ),
             ),
         }
     }
 
     fn marker_bits(&self, h: u64) -> Vec<usize> {
-        restated_cells(mix64(h ^ MARKER_SALT), self.blocks[2], W1::CELLS, self.k)
+        restated(
+            mix64(h ^ MARKER_SALT),
+            self.blocks[2],
+            W1::CELLS,
+            self.k,
+            self.layout,
+        )
     }
 
     /// Applies `op` to each of the item's counters in `table`, clamping the
@@ -1214,11 +1275,19 @@ impl<W: Counter> CounterStore for Reference<W> {
         self.primary.len() + self.secondary.len()
     }
     fn expected_item_counters(&self) -> f64 {
-        Placement::Collapsing.expected_cells::<W>(self.k)
+        let e = |k| Placement::Collapsing.expected_cells::<W>(k);
+        match self.layout.halves(self.k) {
+            (k, 0) => e(k),
+            (k1, k2) => {
+                let same = 1.0 / self.blocks[0] as f64;
+                (1.0 - same) * (e(k1) + e(k2)) + same * e(self.k)
+            }
+        }
     }
     fn shape(&self) -> Shape {
         Shape {
-            layout: "reference",
+            store: "reference",
+            layout: self.layout,
             bits: W::BITS,
             counters: self.primary.len(),
             secondary: self.secondary.len(),
@@ -1250,11 +1319,17 @@ impl<W: Counter> Counters for Reference<W> {
         let (t, cells) = match table {
             Table::Primary => (
                 &self.primary,
-                restated_cells(h, self.blocks[0], W::CELLS, self.k),
+                restated(h, self.blocks[0], W::CELLS, self.k, self.layout),
             ),
             Table::Secondary => (
                 &self.secondary,
-                restated_cells(mix64(h ^ SECONDARY_SALT), self.blocks[1], W::CELLS, self.k),
+                restated(
+                    mix64(h ^ SECONDARY_SALT),
+                    self.blocks[1],
+                    W::CELLS,
+                    self.k,
+                    self.layout,
+                ),
             ),
         };
         let min = cells.iter().map(|&c| t[c]).min().unwrap_or(u32::MAX);
@@ -1267,7 +1342,7 @@ impl<W: Counter> Counters for Reference<W> {
     }
 
     fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
-        let cells = restated_cells(h, self.blocks[0], W::CELLS, self.k);
+        let cells = restated(h, self.blocks[0], W::CELLS, self.k, self.layout);
         for (slot, &c) in out.iter_mut().zip(&cells) {
             *slot = (c, self.primary[c]);
         }
@@ -1362,6 +1437,7 @@ fn agrees_with_reference<P: Policy, W: Counter>(
     policy: P,
     counters: usize,
     k: u32,
+    layout: Layout,
     ops: &[CountOp],
     remove: Option<RemoveBoth<P, W>>,
 ) -> core::result::Result<(), TestCaseError> {
@@ -1369,6 +1445,7 @@ fn agrees_with_reference<P: Policy, W: Counter>(
         counters,
         k: k.min(W::CELLS as u32),
         policy,
+        layout,
     };
     for isa in Isa::available() {
         let mut f = Spectral::<P, Blocked<W>>::new(params.clone(), 7).unwrap();
@@ -1427,21 +1504,37 @@ fn agrees_with_reference<P: Policy, W: Counter>(
 fn every_policy_agrees<W: Counter>(
     counters: usize,
     k: u32,
+    layout: Layout,
     marker: usize,
     ops: &[CountOp],
 ) -> core::result::Result<(), TestCaseError> {
     let rm_counters = counters.max(3 * W::CELLS);
-    agrees_with_reference::<_, W>(MinimumSelection, counters, k, ops, Some(remove_both))?;
-    agrees_with_reference::<_, W>(MinimalIncrease, counters, k, ops, None)?;
-    agrees_with_reference::<_, W>(rm(), rm_counters, k, ops, Some(remove_both))?;
+    agrees_with_reference::<_, W>(
+        MinimumSelection,
+        counters,
+        k,
+        layout,
+        ops,
+        Some(remove_both),
+    )?;
+    agrees_with_reference::<_, W>(MinimalIncrease, counters, k, layout, ops, None)?;
+    agrees_with_reference::<_, W>(rm(), rm_counters, k, layout, ops, Some(remove_both))?;
     let marked = RecurringMinimum::new().with_marker(marker);
-    agrees_with_reference::<_, W>(marked.clone(), rm_counters, k, ops, Some(remove_both))?;
+    agrees_with_reference::<_, W>(
+        marked.clone(),
+        rm_counters,
+        k,
+        layout,
+        ops,
+        Some(remove_both),
+    )?;
     let trapping = RecurringMinimum::new().with_trapping();
-    agrees_with_reference::<_, W>(trapping, rm_counters, k, ops, Some(remove_both))?;
+    agrees_with_reference::<_, W>(trapping, rm_counters, k, layout, ops, Some(remove_both))?;
     agrees_with_reference::<_, W>(
         marked.with_trapping(),
         rm_counters,
         k,
+        layout,
         ops,
         Some(remove_both),
     )
@@ -1461,12 +1554,13 @@ proptest! {
         counters in 40usize..1500,
         k in 1u32..9,
         marker in 1usize..2048,
+        layout in prop_oneof![Just(Layout::OneBlock), Just(Layout::TwoBlocks)],
         ops in count_ops(),
     ) {
         prop_assert_eq!(PLACEMENT, Placement::Collapsing, "Reference restates Collapsing");
-        every_policy_agrees::<W8>(counters, k, marker, &ops)?;
-        every_policy_agrees::<W16>(counters, k, marker, &ops)?;
-        every_policy_agrees::<W32>(counters, k, marker, &ops)?;
+        every_policy_agrees::<W8>(counters, k, layout, marker, &ops)?;
+        every_policy_agrees::<W16>(counters, k, layout, marker, &ops)?;
+        every_policy_agrees::<W32>(counters, k, layout, marker, &ops)?;
     }
 }
 
@@ -1480,6 +1574,7 @@ fn a_restored_trapping_filter_is_the_saved_one_without_its_traps() {
         counters: 600,
         k: 4,
         policy: trapping.clone(),
+        layout: Layout::OneBlock,
     };
     let mut f = Spectral::<RecurringMinimum, Blocked<W16>>::new(params.clone(), 5).unwrap();
     let mut x = 3u64;
