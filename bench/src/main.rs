@@ -4,6 +4,7 @@
 //! ```text
 //! streambloom-bench latency [--quick] [--sizes 16K,1M,64M] [--target stable] [--isa avx2] ...
 //! streambloom-bench repro spectral [--layout both] [--width 16]
+//! streambloom-bench accuracy [--quick]
 //! ```
 //!
 //! Every command takes `--json` (the same data as its table, as JSON) and
@@ -16,6 +17,7 @@
 //! module under `repro/`.
 #![forbid(unsafe_code)]
 
+mod accuracy;
 mod latency;
 mod output;
 mod repro;
@@ -48,6 +50,10 @@ enum Command {
     /// Rerun a paper's experiments and print our figures beside the paper's
     #[command(subcommand)]
     Repro(repro::Paper),
+    /// Accuracy and batch-insert latency of every filter per layout (one
+    /// block, two blocks, unblocked reference), in one run
+    #[command(long_about = accuracy::LONG_ABOUT)]
+    Accuracy(accuracy::Args),
 }
 
 /// The warning a debug build prints first.
@@ -67,6 +73,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Latency(args) => latency::run(args, &cli.output),
         Command::Repro(paper) => repro::run(paper, &cli.output),
+        Command::Accuracy(args) => accuracy::run(args, &cli.output),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -98,6 +105,7 @@ mod tests {
             "streambloom-bench repro --help",
             "streambloom-bench repro spectral --help",
             "streambloom-bench help repro",
+            "streambloom-bench accuracy --help",
         ] {
             let e = Cli::try_parse_from(line.split_whitespace()).unwrap_err();
             assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{line}");

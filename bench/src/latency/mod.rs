@@ -260,7 +260,7 @@ fn measure(args: &Args, out: &Output) -> Result<Report, String> {
 }
 
 /// Pins the thread to `wanted` or the last core; the core pinned to, if any.
-fn pin(wanted: Option<usize>) -> Result<Option<usize>, String> {
+pub fn pin(wanted: Option<usize>) -> Result<Option<usize>, String> {
     let ids = core_affinity::get_core_ids().unwrap_or_default();
     let id = match wanted {
         Some(n) => Some(*ids.iter().find(|c| c.id == n).ok_or_else(|| {
