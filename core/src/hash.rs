@@ -81,7 +81,7 @@ mod hasher;
 mod report;
 #[cfg(feature = "std")]
 pub use hasher::random_hasher;
-pub use hasher::{seeded_hasher, DefaultHasher, KeyHasher};
+pub use hasher::{DefaultHasher, KeyHasher, seeded_hasher};
 
 /// Hashes `key` to the 64 bits every `*_hash` method takes.
 ///
@@ -908,7 +908,7 @@ fn other_cells<W: Width>(placement: Placement, h: u64, k: u32) -> W::Mask {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use streambloom_kernels::{W1, W2, W32, W4, W8};
+    use streambloom_kernels::{W1, W2, W4, W8, W32};
 
     /// Every scheme but `Collapsing` gives exactly `k` cells; `Collapsing`
     /// gives between 1 and `k`.

@@ -98,11 +98,7 @@ pub use classic::{Classic, ClassicParams};
 /// step in an interpreter (memory safety needs few, short cases).
 #[cfg(test)]
 pub(crate) const fn scaled(n: usize) -> usize {
-    if cfg!(miri) {
-        n / 20 + 1
-    } else {
-        n
-    }
+    if cfg!(miri) { n / 20 + 1 } else { n }
 }
 
 /// The property-test configuration of every test module: a fixed `seed`, so
@@ -137,4 +133,4 @@ struct ReadmeDoctests;
 pub use spectral::{MinimalIncrease, MinimumSelection, RecurringMinimum, Spectral, SpectralParams};
 pub use stable::{Eviction, StableBloom, StableParams};
 pub use store::Storage;
-pub use streambloom_kernels::{Block, Isa, Mask, MinCount, Width, W1, W16, W2, W32, W4, W8};
+pub use streambloom_kernels::{Block, Isa, Mask, MinCount, W1, W2, W4, W8, W16, W32, Width};

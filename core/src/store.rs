@@ -14,7 +14,7 @@
 use crate::{Error, Result};
 #[cfg(test)]
 use streambloom_kernels::set_cell;
-use streambloom_kernels::{cell, Backend, Block, Engine, Isa, Kernels, Ops, Width};
+use streambloom_kernels::{Backend, Block, Engine, Isa, Kernels, Ops, Width, cell};
 
 /// The chunk of the `*_batch` operations' prefetch: they prefetch a chunk
 /// of this many items, then work on the one before it, so an item is
@@ -273,7 +273,7 @@ impl<W: Width, S: Storage> Cells<W, S> {
 mod tests {
     use super::*;
     use crate::SpectralParams;
-    use streambloom_kernels::{W1, W32, W4, W8};
+    use streambloom_kernels::{W1, W4, W8, W32};
 
     #[test]
     fn wrong_length_is_an_error() {

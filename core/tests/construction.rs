@@ -21,7 +21,7 @@ use streambloom::spectral::{
     SpectralParams,
 };
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
-use streambloom::{Block, Error, Isa, Value, W16, W4, W8};
+use streambloom::{Block, Error, Isa, Value, W4, W8, W16};
 
 /// `n` blocks of non-zero garbage, different in every byte.
 fn dirty(n: usize) -> Vec<Block> {
@@ -336,13 +336,10 @@ fn restore_rejects_what_it_cannot_adopt() {
                 assert!(text.contains(part), "{text:?} lacks {part:?}");
             }
         }
-        assert!(StableBloom::<W4>::restore(
-            stable(eviction),
-            dirty(32),
-            seeded_hasher(1),
-            cells - 1
-        )
-        .is_ok());
+        assert!(
+            StableBloom::<W4>::restore(stable(eviction), dirty(32), seeded_hasher(1), cells - 1)
+                .is_ok()
+        );
     }
     // Parameters are validated as by `new`.
     assert!(matches!(

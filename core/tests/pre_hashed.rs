@@ -21,7 +21,7 @@ use streambloom::spectral::{
     Blocked, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral,
 };
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
-use streambloom::{SpectralParams, W16, W4};
+use streambloom::{SpectralParams, W4, W16};
 
 /// FNV-1a over the id's 8 little-endian bytes: a real 32-bit hash.
 fn fnv32(id: u64) -> u64 {

@@ -5,7 +5,7 @@
 //! ([`two_block_fpr`], [`layout_fpr`]).
 
 use crate::hash::Layout;
-use streambloom_kernels::{Width, W1};
+use streambloom_kernels::{W1, Width};
 
 /// Bits per block.
 const B: usize = W1::CELLS;

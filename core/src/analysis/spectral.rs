@@ -191,11 +191,7 @@ pub fn block_error<W: Counter>(others: u64, k: u32) -> f64 {
         c.add_item();
         j += 1;
     }
-    if j < others {
-        1.0
-    } else {
-        c.error()
-    }
+    if j < others { 1.0 } else { c.error() }
 }
 
 /// The expected over-estimate rate of Minimum Selection in this crate's
@@ -212,8 +208,8 @@ pub fn block_error<W: Counter>(others: u64, k: u32) -> f64 {
 /// in its block are Binomial(`n − 1`, `1/blocks`), and given `J = j` that
 /// happens with probability [`block_error`]`(j)`, so the rate is
 /// `Σ_j P(J = j) · block_error(j)`: exact under ideal hashing, no
-/// approximation but dropping terms below `10^-18`. Counters are assumed not
-/// to saturate.
+/// approximation but dropping a binomial tail below `10^-24` and escapes
+/// below `10^-18`. Counters are assumed not to saturate.
 ///
 /// It is well above the unblocked [`bloom_error`] at the same memory, most
 /// with few counters a block:
@@ -237,50 +233,53 @@ pub fn blocked_error<W: Counter>(n: u64, blocks: usize, k: u32) -> f64 {
         return block_error::<W>(others, k);
     }
     let mut c = Coverage::new::<W>(k);
-    let p = 1.0 / blocks as f64;
-    let mean = others as f64 * p;
-    let log_odds = libm::log(p) - libm::log1p(-p);
-    // ln P(J = j), carried from j = 0 by the ratio of successive terms (no
-    // lgamma of huge arguments, whose rounding would swamp the result).
-    let mut ln_w = others as f64 * libm::log1p(-p);
-    let (mut rate, mut weight) = (0.0, 0.0);
-    let mut j = 0u64;
-    loop {
-        let w = libm::exp(ln_w);
-        rate += w * c.error();
-        weight += w;
+    let (mut rate, mut weight): (f64, f64) = (0.0, 0.0);
+    for (j, ln_w) in binomial_ln_pmf(others, 1.0 / blocks as f64) {
+        if j > 0 {
+            c.add_item();
+        }
         if c.escape() < SATURATED {
             // Every larger `j` errs for sure: add the weight left.
             rate += (1.0 - weight).max(0.0);
             break;
         }
-        // Past the mean, once a term is below e^-800 the rest are too and
-        // sum to nothing.
-        if j >= others || (j as f64 > mean && ln_w < -800.0) {
-            break;
-        }
-        ln_w += libm::log((others - j) as f64) - libm::log((j + 1) as f64) + log_odds;
-        c.add_item();
-        j += 1;
+        let w = libm::exp(ln_w);
+        rate += w * c.error();
+        weight += w;
     }
     rate.min(1.0)
 }
 
+/// The binomial tail [`binomial_ln_pmf`] drops: past the mean, the terms
+/// stop once those left sum to less than this. Like [`SATURATED`], far under
+/// any rate worth planning for; and it bounds the work to a few standard
+/// deviations past the mean (the two-block sum is quadratic in that count).
+const TAIL: f64 = 1e-24;
+
 /// `ln P(J = j)` for `J ~ Binomial(n, p)`, `j` from 0 while the terms
 /// matter: carried from `j = 0` by the ratio of successive terms (no
 /// `lgamma` of huge arguments, whose rounding would swamp the result), and
-/// stopped past the mean once a term is below `e^-800`.
+/// stopped past the mean once the terms left sum to less than [`TAIL`].
+/// Past the mean the ratio `r_j` of successive terms falls with `j`, so the
+/// terms after `j` sum to at most `P(J = j)·r/(1 − r)`, `r = r_j`.
 fn binomial_ln_pmf(n: u64, p: f64) -> impl Iterator<Item = (u64, f64)> {
     let mean = n as f64 * p;
     let log_odds = libm::log(p) - libm::log1p(-p);
+    let ln_tail = libm::log(TAIL);
     let mut state = Some((0u64, n as f64 * libm::log1p(-p)));
     core::iter::from_fn(move || {
         let (j, ln_w) = state?;
-        state = if j >= n || (j as f64 > mean && ln_w < -800.0) {
+        state = if j >= n {
             None
         } else {
-            let next = ln_w + libm::log((n - j) as f64) - libm::log((j + 1) as f64) + log_odds;
-            Some((j + 1, next))
+            let ln_r = libm::log((n - j) as f64) - libm::log((j + 1) as f64) + log_odds;
+            // `ln(r/(1 − r))`, meaningful once `r < 1` (past the mean).
+            let ln_rest = ln_w + ln_r - libm::log1p(-libm::exp(ln_r));
+            if j as f64 > mean && ln_r < 0.0 && ln_rest < ln_tail {
+                None
+            } else {
+                Some((j + 1, ln_w + ln_r))
+            }
         };
         Some((j, ln_w))
     })
@@ -426,7 +425,7 @@ pub fn layout_error<W: Counter>(layout: crate::hash::Layout, n: u64, blocks: usi
 #[cfg(all(test, not(miri)))]
 mod tests {
     use super::*;
-    use crate::{W16, W32, W8};
+    use crate::{W8, W16, W32};
 
     /// `C(n, r)` in floating point.
     fn choose(n: u32, r: u32) -> f64 {

@@ -9,11 +9,11 @@
 //! Each figure is a mean over independent runs (fixed seeds) ± its
 //! standard error (the spread of the runs' values over `√runs`).
 
-use super::{mix64, Placement};
+use super::{Placement, mix64};
 use crate::rng::Rng;
 use crate::spectral::{Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, Spectral};
 use crate::stable::{Eviction, Layout, StableBloom, StableParams};
-use crate::{Classic, RecurringMinimum, Width, W16, W32, W4, W8};
+use crate::{Classic, RecurringMinimum, W4, W8, W16, W32, Width};
 use crate::{ClassicParams, SpectralParams};
 use std::time::Instant;
 use std::vec::Vec;

@@ -54,10 +54,10 @@ use crate::filter::keyed;
 pub use crate::hash::Layout;
 use crate::hash::{self, DefaultHasher, Placement};
 use crate::store::{self, Cells, DefaultStorage, Storage};
-use crate::{Block, Error, Isa, Result, Width, W1};
+use crate::{Block, Error, Isa, Result, W1, Width};
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
-use streambloom_kernels::{prefetch, Backend, Body, Ops};
+use streambloom_kernels::{Backend, Body, Ops, prefetch};
 
 /// Cells (bits) per block.
 const B: usize = W1::CELLS;
@@ -157,7 +157,7 @@ impl ClassicParams {
         let mut best: Option<ClassicParams> = None;
         for k in 1..=32 {
             let fpr = |blocks: usize| layout_fpr(layout, blocks, k, n as f64);
-            let blocks = crate::search::first_doubling(1, max_blocks, |b| fpr(b) <= target_fpr)
+            let blocks = crate::search::first_from(1, max_blocks, 1, |b| fpr(b) <= target_fpr)
                 .ok_or(Error::param(
                     "target_fpr",
                     target_fpr,

@@ -3,14 +3,14 @@
 //! block of it (blocked hashing, see [`crate::hash`]), run with the SIMD
 //! kernels of [`streambloom_kernels`].
 
-use super::counters::{CounterStore, Counters, CountersMut, Shape, Table, MAX_ITEM_COUNTERS};
+use super::counters::{CounterStore, Counters, CountersMut, MAX_ITEM_COUNTERS, Shape, Table};
 use super::policy::{Plan, Policy};
 use super::{Counter, SpectralParams};
-use crate::hash::{self, mix64, Layout, Placement, Probe, Probes};
-use crate::store::{blocks_named, Cells, DefaultStorage, Storage};
+use crate::hash::{self, Layout, Placement, Probe, Probes, mix64};
+use crate::store::{Cells, DefaultStorage, Storage, blocks_named};
 use crate::{Error, Result};
 use streambloom_kernels::{
-    cell, prefetch, set_cell, Backend, Block, Engine, Isa, Mask, MinCount, Ops, Width, W1, W32,
+    Backend, Block, Engine, Isa, Mask, MinCount, Ops, W1, W32, Width, cell, prefetch, set_cell,
 };
 
 /// How [`Spectral`](super::Spectral) places an item's `k` counters in its block, in every

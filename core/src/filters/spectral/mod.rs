@@ -84,7 +84,7 @@ mod tests;
 
 use blocked::plan_geometry;
 pub use blocked::{Blocked, Ctx, CtxMut, PLACEMENT};
-pub use counters::{CounterStore, Counters, CountersMut, Shape, Table, MAX_ITEM_COUNTERS};
+pub use counters::{CounterStore, Counters, CountersMut, MAX_ITEM_COUNTERS, Shape, Table};
 pub use policy::{MinimalIncrease, MinimumSelection, Policy, Removable};
 pub use range::{RangeCount, RangeTree};
 pub use recurring::RecurringMinimum;
@@ -92,13 +92,13 @@ pub use recurring::RecurringMinimum;
 pub use window::SlidingWindow;
 
 use crate::filter::keyed;
-use crate::hash::{self, mix64, DefaultHasher, Layout};
+use crate::hash::{self, DefaultHasher, Layout, mix64};
 use crate::store::Storage;
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 use streambloom_kernels::{Backend, Block, Body, Isa, MinCount, Width};
-pub use streambloom_kernels::{W16, W32, W8};
+pub use streambloom_kernels::{W8, W16, W32};
 
 mod sealed {
     pub trait Sealed {}

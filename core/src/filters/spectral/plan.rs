@@ -2,14 +2,13 @@
 //! rate, by the exact formula of the blocked layout
 //! ([`blocked_error`](crate::analysis::spectral::blocked_error)), meets a target.
 
-use super::{plan_geometry, Blocked, Counter, Policy, Spectral, SpectralParams};
+use super::{Blocked, Counter, Policy, Spectral, SpectralParams, plan_geometry};
 use crate::analysis::spectral::layout_error;
 use crate::hash::Layout;
 use crate::{Block, Error, Result};
 
 /// What [`SpectralParams::plan`] says of an unreachable target.
-const UNREACHABLE: &str =
-    "reachable with counters whose blocks fit in isize::MAX bytes, the most any machine can address";
+const UNREACHABLE: &str = "reachable with counters whose blocks fit in isize::MAX bytes, the most any machine can address";
 
 impl<P: Policy + Default> SpectralParams<P> {
     /// The smallest filter of `W`-bit counters for `n_distinct` distinct
@@ -247,12 +246,31 @@ fn smallest_primary<W: Counter>(n: u64, target: f64, layout: Layout) -> Result<(
         // Only fewer blocks than the best so far improve on it (a tie goes
         // to the smaller `k`, already found).
         let most = best.map_or(max_blocks, |(b, _)| b - 1);
+        // A `k` that misses the target even at `most` blocks cannot win:
+        // one evaluation rules it out (most `k` past the best are such).
+        if best.is_some() && (most < fewest || !meets(most)) {
+            continue;
+        }
         // The error falls as blocks grow (the loads of the blocks fall).
-        if let Some(b) = crate::search::first_doubling(fewest, most, meets) {
+        // The search starts at the unblocked filter's size, near the
+        // answer: the formula costs most at few, heavily loaded blocks.
+        let guess = unblocked_blocks::<W>(n, target, k);
+        if let Some(b) = crate::search::first_from(fewest, most, guess, meets) {
             best = Some((b, k));
         }
     }
     best.ok_or(Error::param("target_error", target, UNREACHABLE))
+}
+
+/// The blocks an unblocked filter of `k` counters an item needs for `n`
+/// distinct items at `target` ([`bloom_error`](crate::analysis::spectral::bloom_error)
+/// `= (1 − e^{−γ})^k`, solved for the counters): where the planner's search
+/// starts, as blocking only raises the error. Saturates at `usize::MAX`.
+fn unblocked_blocks<W: Counter>(n: u64, target: f64, k: u32) -> usize {
+    let gamma = -libm::log1p(-libm::pow(target, 1.0 / f64::from(k)));
+    let counters = n as f64 * f64::from(k) / gamma;
+    // `as` saturates, and NaN gives 0 (the search clamps the guess).
+    libm::ceil(counters / W::CELLS as f64) as usize
 }
 
 /// The counter budget of least memory whose primary, as `policy` splits
@@ -269,7 +287,7 @@ fn budget_for<P: Policy, W: Counter>(policy: &P, blocks: usize, k: u32) -> Resul
     let unreachable = || Error::param("counters", blocks.saturating_mul(W::CELLS), UNREACHABLE);
     // The primary is at most the budget, so the budget is at least this.
     let lo = (blocks - 1).checked_mul(W::CELLS).ok_or_else(unreachable)? + 1;
-    let hi = crate::search::first_doubling(lo, usize::MAX, |c| primary_blocks(c) >= blocks)
+    let hi = crate::search::first_from(lo, usize::MAX, lo, |c| primary_blocks(c) >= blocks)
         .ok_or_else(unreachable)?;
     let geo = plan_geometry::<P, W>(policy, hi, k)?;
     let whole = geo.total().saturating_mul(W::CELLS);
@@ -323,10 +341,10 @@ mod tests {
     use super::super::{MinimalIncrease, MinimumSelection, RecurringMinimum};
     use super::*;
     use crate::analysis::spectral::{
-        blocked_error, bloom_error, gamma, two_block_halves, Coverage,
+        Coverage, blocked_error, bloom_error, gamma, two_block_halves,
     };
     use crate::rng::Rng;
-    use crate::{Value, W16, W32, W8};
+    use crate::{Value, W8, W16, W32};
     use alloc::vec::Vec;
 
     /// Standard errors allowed between a measured rate and its expectation.
@@ -535,7 +553,9 @@ mod tests {
         rows::<W32>();
         std::println!();
         std::println!("Planned vs delivered (over = estimate above count; under = below)");
-        std::println!("| policy | W | n | target | counters | k | KiB | predicted | over | under | se bound |");
+        std::println!(
+            "| policy | W | n | target | counters | k | KiB | predicted | over | under | se bound |"
+        );
         std::println!("|---|---|---|---|---|---|---|---|---|---|---|");
         for s in settings() {
             let (params, over, under, se) = s.run();
@@ -819,9 +839,11 @@ mod tests {
         assert!(SpectralParams::<RecurringMinimum>::plan::<W8>(u64::MAX, 1e-3).is_err());
         assert!(Spectral::<MinimalIncrease, Blocked<W8>>::plan(0, 0.1, 1).is_err());
         assert!(Spectral::<MinimalIncrease, Blocked<W8>>::plan(10, f64::NAN, 1).is_err());
-        assert!(SpectralParams::<MinimumSelection>::new(100, 0)
-            .predicted_error::<W8>(10)
-            .is_err());
+        assert!(
+            SpectralParams::<MinimumSelection>::new(100, 0)
+                .predicted_error::<W8>(10)
+                .is_err()
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 #[cfg(feature = "alloc")]
 use super::counters::MAX_ITEM_COUNTERS;
 use super::counters::{Counters, CountersMut, Table};
-use super::policy::{sealed, Plan, Policy, Removable};
+use super::policy::{Plan, Policy, Removable, sealed};
 use crate::{Error, Result};
 #[cfg(feature = "alloc")]
 use alloc::collections::BTreeMap;

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use std::collections::HashMap;
-use streambloom_kernels::{cell, Block, Mask, W1, W4};
+use streambloom_kernels::{Block, Mask, W1, W4, cell};
 
 fn config() -> Config {
     crate::proptest_config(48, 4, 0x05EC_70A1)
@@ -373,7 +373,7 @@ fn recurring_minimum_moves_single_minima_and_is_tighter_than_ms() {
                 "key {key} has a single minimum but was not moved"
             );
         }
-        let err = |f: &dyn Fn(&u32) -> u32| truth.iter().filter(|(k, &n)| f(k) != n).count();
+        let err = |f: &dyn Fn(&u32) -> u32| truth.iter().filter(|&(k, &n)| f(k) != n).count();
         let (e_ms, e_rm) = (err(&|k| ms.estimate(k)), err(&|k| rm.estimate(k)));
         wins += u32::from(e_rm < e_ms);
         differ += u32::from(e_rm != e_ms);
@@ -423,7 +423,7 @@ fn trapping_deletes_and_refuses_merges() {
             f.insert(&key);
         }
         items += truth.len();
-        exact += truth.iter().filter(|(k, &n)| f.estimate(*k) == n).count();
+        exact += truth.iter().filter(|&(k, &n)| f.estimate(k) == n).count();
         let other = f.clone();
         assert_eq!(
             f.union(&other),
@@ -533,9 +533,11 @@ fn constructors_reject_bad_parameters() {
     // Sizes near usize::MAX: an error, not an overflow (found by fuzzing).
     for counters in [usize::MAX, usize::MAX - 2] {
         assert!(Ms::new(SpectralParams::new(counters, 1), 0).is_err());
-        assert!(SpectralParams::<MinimalIncrease>::new(counters, 16)
-            .blocks::<W16>()
-            .is_err());
+        assert!(
+            SpectralParams::<MinimalIncrease>::new(counters, 16)
+                .blocks::<W16>()
+                .is_err()
+        );
     }
     assert!(matches!(
         Ms::new(SpectralParams::new(0, 4), 1).unwrap_err(),
@@ -570,16 +572,18 @@ fn constructors_reject_bad_parameters() {
     ));
     for s in [0, 100] {
         let p = RecurringMinimum::new().with_secondary(s);
-        assert!(Spectral::<RecurringMinimum>::new(
-            SpectralParams {
-                counters: 100,
-                k: 2,
-                policy: p,
-                layout: Layout::OneBlock
-            },
-            1
-        )
-        .is_err());
+        assert!(
+            Spectral::<RecurringMinimum>::new(
+                SpectralParams {
+                    counters: 100,
+                    k: 2,
+                    policy: p,
+                    layout: Layout::OneBlock
+                },
+                1
+            )
+            .is_err()
+        );
     }
     let mut buf = [Block::ZERO; 3];
     let e = Spectral::<MinimumSelection, Blocked<W8, &mut [Block]>>::with_storage(
@@ -1642,7 +1646,7 @@ fn a_window_gets_the_marker_and_errs_less() {
         *truth.entry(*k).or_insert(0u32) += 1;
     }
     let wrong = |w: &SlidingWindow<RecurringMinimum>| {
-        truth.iter().filter(|(k, &c)| w.estimate(*k) != c).count()
+        truth.iter().filter(|&(k, &c)| w.estimate(k) != c).count()
     };
     let (p, m) = (wrong(&plain), wrong(&marked));
     std::println!(

@@ -113,10 +113,10 @@ impl<P: Removable, C: CounterStore, H: BuildHasher> SlidingWindow<P, C, H> {
 
     /// [`SlidingWindow::insert`] for a key hashed with [`Spectral::hash`].
     pub fn insert_hash(&mut self, h: u64) {
-        if self.ring.len() == self.window {
-            if let Some(old) = self.ring.pop_front() {
-                self.filter.remove_hash(old);
-            }
+        if self.ring.len() == self.window
+            && let Some(old) = self.ring.pop_front()
+        {
+            self.filter.remove_hash(old);
         }
         self.filter.insert_hash(h);
         self.ring.push_back(h);

@@ -132,7 +132,7 @@ mod params;
 mod tests;
 
 pub use crate::hash::Layout;
-pub use params::{Eviction, StableParams, PLAN_MAX_RUN_BLOCKS};
+pub use params::{Eviction, PLAN_MAX_RUN_BLOCKS, StableParams};
 
 use crate::filter::keyed;
 use crate::hash::{self, DefaultHasher, Placement};
@@ -140,7 +140,7 @@ use crate::rng::Rng;
 use crate::store::{Cells, DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, Width};
 use core::hash::{BuildHasher, Hash};
-use streambloom_kernels::{prefetch, Backend, Body, Ops};
+use streambloom_kernels::{Backend, Body, Ops, prefetch};
 
 /// How [`StableBloom`] places an item's `K` cells in its block (the
 /// measured choice: see the [`hash`] module docs). The models of
@@ -739,10 +739,8 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         // are the put-off decrements, and `from + pending` is the cursor.
         let (mut from, mut pending) = (self.cursor, 0usize);
         for (i, &h) in hashes.iter().enumerate() {
-            if prefetching {
-                if let Some(&ahead) = hashes.get(i + crate::store::LOOKAHEAD) {
-                    self.prefetch_hash::<TWO>(ahead);
-                }
+            if prefetching && let Some(&ahead) = hashes.get(i + crate::store::LOOKAHEAD) {
+                self.prefetch_hash::<TWO>(ahead);
             }
             let probes = self.probes::<TWO>(h);
             let first = probes.first.block * W::CELLS;

@@ -5,7 +5,7 @@
 
 use crate::analysis::stable::{layout_fpr, stable_point};
 use crate::hash::Layout;
-use crate::{store, Block, Error, Result, Width};
+use crate::{Block, Error, Result, Width, store};
 
 /// How a [`StableBloom`](super::StableBloom) evicts: which `P` cells it
 /// decrements for each item.

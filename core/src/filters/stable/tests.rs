@@ -1,6 +1,6 @@
 use super::*;
 use crate::rng::Rng;
-use crate::{Error, W1, W16, W2, W32, W4, W8};
+use crate::{Error, W1, W2, W4, W8, W16, W32};
 use proptest::prelude::*;
 use std::collections::HashMap;
 use std::format;
@@ -50,15 +50,17 @@ fn every_bad_input_is_an_error() {
         Error::Parameter { name: "p", .. }
     ));
     // 1000 cells round up to 1024: P may reach the effective m, not beyond.
-    assert!(StableBloom::<W4>::new(
-        StableParams {
-            cells: 1000,
-            p: 1024,
-            ..ok
-        },
-        1
-    )
-    .is_ok());
+    assert!(
+        StableBloom::<W4>::new(
+            StableParams {
+                cells: 1000,
+                p: 1024,
+                ..ok
+            },
+            1
+        )
+        .is_ok()
+    );
     assert!(matches!(
         bad(StableParams { p: 1025, ..ok }),
         Error::Parameter { name: "p", .. }
@@ -83,14 +85,16 @@ fn every_bad_input_is_an_error() {
             ..
         }
     ));
-    assert!(StableBloom::<W4>::new(
-        StableParams {
-            bits_per_cell: 4,
-            ..ok
-        },
-        1
-    )
-    .is_ok());
+    assert!(
+        StableBloom::<W4>::new(
+            StableParams {
+                bits_per_cell: 4,
+                ..ok
+            },
+            1
+        )
+        .is_ok()
+    );
     let mut buf = [Block::ZERO; 9];
     let e = StableBloom::<W4, _, _>::with_storage(ok, &mut buf[..], hash::seeded_hasher(1))
         .unwrap_err();
@@ -1151,7 +1155,9 @@ fn report_layout() {
             );
         }
     }
-    std::println!("| setting | layout | paper's bound | measured (÷ bound) | steady state (÷ bound) | model |");
+    std::println!(
+        "| setting | layout | paper's bound | measured (÷ bound) | steady state (÷ bound) | model |"
+    );
     std::println!("|---|---|---|---|---|---|");
     for (m, target) in [(1 << 16, 0.01), (1 << 20, 0.01), (1 << 16, 0.05)] {
         for eviction in [Eviction::Random, Eviction::Sweep] {
