@@ -76,10 +76,15 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
+/// The crate by its own name, so [`api_tests`] read as a user's code.
+#[cfg(test)]
+extern crate self as streambloom;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
 pub mod analysis;
+#[cfg(all(test, not(miri)))]
+mod api_tests;
 mod error;
 mod filter;
 mod filters;

@@ -1109,7 +1109,7 @@ proptest! {
 
 /// What `restore` keeps of the eviction PRNG: nothing. It restarts from the
 /// hasher, as in a new filter, whatever the saved filter had drawn (the
-/// cells and the sweep pointer are kept: `tests/construction.rs`).
+/// cells and the sweep pointer are kept: `api_tests/construction.rs`).
 #[test]
 fn restore_restarts_the_eviction_prng_from_the_hasher() {
     let p = params(4096, 3, 3, 6, Eviction::Random);

@@ -16,6 +16,8 @@
 //! `classic::tests::pre_hashed_ids_meet_the_planned_rate`, with the
 //! formula's exact variance.
 
+use std::vec::Vec;
+use std::{format, vec};
 use streambloom::hash::mix64;
 use streambloom::spectral::{
     Blocked, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral,

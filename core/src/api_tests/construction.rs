@@ -14,6 +14,8 @@
 //! restored Trapping filter evolves as the saved one with its traps
 //! cleared).
 
+use std::string::ToString;
+use std::vec::Vec;
 use streambloom::classic::{Classic, ClassicParams};
 use streambloom::hash::{mix64, seeded_hasher};
 use streambloom::spectral::{
