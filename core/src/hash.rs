@@ -593,7 +593,13 @@ pub fn probe_with<W: Width>(placement: Placement, h: u64, blocks: usize, k: u32)
 
 /// Where an item's cells go: one block, or two independent blocks.
 ///
-/// - [`OneBlock`](Layout::OneBlock) (the default): all `k` cells in the
+/// Each filter has its own default, chosen from the README's accuracy
+/// table: [`Classic`](crate::Classic) one block (its planner buys the
+/// accuracy back with a few percent more bits, cheaper than a second line),
+/// [`StableBloom`](crate::StableBloom) and [`Spectral`](crate::Spectral)
+/// two blocks (one block costs them 2–3× the papers' error rates).
+///
+/// - [`OneBlock`](Layout::OneBlock): all `k` cells in the
 ///   block [`block_of`] picks. One cache line per item, the fastest, but
 ///   the cells share their block's load (its recent inserts and, in
 ///   counting or forgetting filters, its decrements), which correlates
@@ -626,10 +632,9 @@ pub fn probe_with<W: Width>(placement: Placement, h: u64, blocks: usize, k: u32)
 /// assert_eq!((two.first.mask.count(), second.mask.count()), (3, 2));
 /// assert_eq!(two.first.block, one.first.block); // the first block is the same
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Layout {
     /// All `k` cells of an item in one block.
-    #[default]
     OneBlock,
     /// `⌈k/2⌉` cells in one block and `⌊k/2⌋` in a second, independent one.
     TwoBlocks,

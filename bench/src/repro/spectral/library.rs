@@ -2,7 +2,7 @@
 //! `streambloom` of `repro spectral` except the unblocked reference's
 //! hashing.
 
-use streambloom::hash::{self, DefaultHasher};
+use streambloom::hash::{self, DefaultHasher, Layout};
 use streambloom::spectral::{
     Blocked, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Removable, Spectral,
     SpectralParams,
@@ -31,22 +31,26 @@ fn recurring_params(m: usize, reading: Reading, marker: bool) -> SpectralParams<
     if marker {
         policy = policy.with_marker(m);
     }
-    SpectralParams::new(primary + secondary, K as u32).with_policy(policy)
+    one_block(primary + secondary).with_policy(policy)
+}
+
+/// `m` counters, k = [`K`], one block an item: the layout these
+/// experiments report as "blocked" (the library's default is two blocks;
+/// the `accuracy` command compares the layouts).
+fn one_block<P: Policy + Default>(m: usize) -> SpectralParams<P> {
+    SpectralParams::new(m, K as u32).with_layout(Layout::OneBlock)
 }
 
 /// `filter` on the blocked layout: `m` counters (Recurring Minimum: see
 /// [`Reading`]), k = [`K`], for the insertion-only experiments.
 pub fn counts<W: Counter>(filter: Filter, m: usize, seed: u64) -> Result<Box<dyn Counts>, String> {
-    let k = K as u32;
     Ok(match filter {
         Filter::Ms => Box::new(
-            Spectral::<MinimumSelection, Blocked<W>>::new(SpectralParams::new(m, k), seed)
-                .map_err(err)?,
+            Spectral::<MinimumSelection, Blocked<W>>::new(one_block(m), seed).map_err(err)?,
         ),
-        Filter::Mi => Box::new(
-            Spectral::<MinimalIncrease, Blocked<W>>::new(SpectralParams::new(m, k), seed)
-                .map_err(err)?,
-        ),
+        Filter::Mi => {
+            Box::new(Spectral::<MinimalIncrease, Blocked<W>>::new(one_block(m), seed).map_err(err)?)
+        }
         Filter::Rm { reading, marker } => Box::new(
             Spectral::<RecurringMinimum, Blocked<W>>::new(
                 recurring_params(m, reading, marker),
@@ -65,11 +69,9 @@ pub fn deletes<W: Counter>(
     m: usize,
     seed: u64,
 ) -> Result<Box<dyn Deletes>, String> {
-    let k = K as u32;
     Ok(match filter {
         Filter::Ms => Box::new(
-            Spectral::<MinimumSelection, Blocked<W>>::new(SpectralParams::new(m, k), seed)
-                .map_err(err)?,
+            Spectral::<MinimumSelection, Blocked<W>>::new(one_block(m), seed).map_err(err)?,
         ),
         Filter::Mi => Box::new(MiWithDeletes::<W>::new(m, seed)),
         Filter::Rm { reading, marker } => Box::new(

@@ -35,9 +35,9 @@
 //! - `k`: 1 to `W::CELLS` (64, 32 or 16 counters per block for 8, 16 and 32
 //!   bits); 4 to 6 is usual. Blocked hashing puts all `k` in one cache line,
 //!   which costs some accuracy with few cells per block (16 for `W32`).
-//! - `layout`: [`Layout::OneBlock`] (the default, the fastest) or
-//!   [`Layout::TwoBlocks`] (`⌈k/2⌉` + `⌊k/2⌋` counters in two independent
-//!   lines): at W32, γ = 0.7, two blocks bring Minimum Selection's error
+//! - `layout`: [`Layout::TwoBlocks`] (the default: `⌈k/2⌉` + `⌊k/2⌋`
+//!   counters in two independent lines) or [`Layout::OneBlock`] (the
+//!   fastest): at W32, γ = 0.7, two blocks bring Minimum Selection's error
 //!   ratio from 2.4× the unblocked filter's to 1.2× for about 1.5× the time
 //!   per item (`streambloom-bench accuracy`, in the README);
 //!   [`two_block_error`](crate::analysis::spectral::two_block_error) is its
@@ -142,10 +142,10 @@ pub struct SpectralParams<P = MinimumSelection> {
     /// The estimation policy.
     pub policy: P,
     /// Where an item's `k` counters go in each table:
-    /// [`Layout::OneBlock`] (the default: one cache line per table, the
-    /// fastest) or [`Layout::TwoBlocks`] (`⌈k/2⌉` + `⌊k/2⌋` counters in two
-    /// independent blocks: one more line per item, and errors near the
-    /// unblocked filter's; see the module docs' table).
+    /// [`Layout::TwoBlocks`] (the default: `⌈k/2⌉` + `⌊k/2⌋` counters in
+    /// two independent blocks, errors near the unblocked filter's; see the
+    /// module docs' table) or [`Layout::OneBlock`] (one cache line per
+    /// table, the fastest, about twice the error at equal memory).
     pub layout: Layout,
 }
 
@@ -162,7 +162,7 @@ impl<P: Policy + Default> SpectralParams<P> {
             counters,
             k,
             policy: P::default(),
-            layout: Layout::OneBlock,
+            layout: Layout::TwoBlocks,
         }
     }
 }
@@ -173,8 +173,8 @@ impl<P> SpectralParams<P> {
     /// ```
     /// use streambloom::hash::Layout;
     /// use streambloom::spectral::{MinimumSelection, SpectralParams};
-    /// let p = SpectralParams::<MinimumSelection>::new(4096, 4).with_layout(Layout::TwoBlocks);
-    /// assert_eq!(p.layout, Layout::TwoBlocks);
+    /// let p = SpectralParams::<MinimumSelection>::new(4096, 4).with_layout(Layout::OneBlock);
+    /// assert_eq!(p.layout, Layout::OneBlock);
     /// ```
     #[must_use]
     pub fn with_layout(self, layout: Layout) -> Self {

@@ -1,6 +1,7 @@
 //! The Spectral planner: the smallest filter whose expected over-estimate
-//! rate, by the exact formula of the blocked layout
-//! ([`blocked_error`](crate::analysis::spectral::blocked_error)), meets a target.
+//! rate, by the formula of its layout
+//! ([`layout_error`]: two blocks an item by default, one on request),
+//! meets a target.
 
 use super::{Blocked, Counter, Policy, Spectral, SpectralParams, plan_geometry};
 use crate::analysis::spectral::layout_error;
@@ -13,14 +14,18 @@ const UNREACHABLE: &str = "reachable with counters whose blocks fit in isize::MA
 impl<P: Policy + Default> SpectralParams<P> {
     /// The smallest filter of `W`-bit counters for `n_distinct` distinct
     /// items whose expected over-estimate rate is at most `target_error`,
-    /// with `P`'s default configuration.
+    /// with `P`'s default configuration, an item's counters in two blocks
+    /// ([`Layout::TwoBlocks`], the default: the README's accuracy table
+    /// shows one block doubling the error at equal memory;
+    /// [`plan_with_layout`](Self::plan_with_layout) plans either).
     ///
     /// **What it optimizes.** Memory: the fewest counters (in whole blocks
     /// of `W::CELLS`) over `k` in `1..=W::CELLS`, ties going to the smaller
-    /// `k` (fewer draws to hash). The rate is [`blocked_error`](crate::analysis::spectral::blocked_error): the
+    /// `k` (fewer draws to hash). The rate is [`layout_error`] (here
+    /// [`two_block_error`](crate::analysis::spectral::two_block_error)): the
     /// probability that an item of the stream (inserted any number of
     /// times) gets an estimate above its true count under Minimum
-    /// Selection, exact for this crate's blocked layout; the paper's
+    /// Selection, modelled for this crate's blocked layout; the paper's
     /// unblocked `E_b` ([`bloom_error`](crate::analysis::spectral::bloom_error))
     /// would under-size the filter.
     ///
@@ -64,7 +69,7 @@ impl<P: Policy + Default> SpectralParams<P> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn plan<W: Counter>(n_distinct: u64, target_error: f64) -> Result<Self> {
-        Self::plan_with_layout::<W>(n_distinct, target_error, Layout::OneBlock)
+        Self::plan_with_layout::<W>(n_distinct, target_error, Layout::TwoBlocks)
     }
 
     /// [`plan`](Self::plan) for an item's counters placed by `layout`: the
@@ -76,9 +81,9 @@ impl<P: Policy + Default> SpectralParams<P> {
     /// use streambloom::hash::Layout;
     /// use streambloom::spectral::{MinimumSelection, SpectralParams};
     /// use streambloom::W16;
-    /// let one = SpectralParams::<MinimumSelection>::plan::<W16>(100_000, 0.01)?;
-    /// let two = SpectralParams::<MinimumSelection>::plan_with_layout::<W16>(100_000, 0.01, Layout::TwoBlocks)?;
-    /// assert_eq!(two.layout, Layout::TwoBlocks);
+    /// let one = SpectralParams::<MinimumSelection>::plan_with_layout::<W16>(100_000, 0.01, Layout::OneBlock)?;
+    /// let two = SpectralParams::<MinimumSelection>::plan::<W16>(100_000, 0.01)?;
+    /// assert_eq!(two.layout, Layout::TwoBlocks); // the default
     /// assert!(two.counters < one.counters);
     /// assert!(two.predicted_error::<W16>(100_000)? <= 0.01);
     /// # Ok::<(), streambloom::Error>(())
@@ -111,7 +116,8 @@ impl<P: Policy + Default> SpectralParams<P> {
     /// configuration: the largest counter budget whose blocks fit, and the
     /// `k` in `1..=W::CELLS` whose expected over-estimate rate
     /// ([`predicted_error`](Self::predicted_error)) is smallest there, ties
-    /// going to the smaller `k`. For a fixed buffer (firmware, a memory
+    /// going to the smaller `k`, in two blocks an item (the default, as
+    /// for [`plan`](Self::plan)). For a fixed buffer (firmware, a memory
     /// budget); [`plan`](Self::plan) is the converse. What the rate
     /// promises per policy is as [`plan`](Self::plan) says; for
     /// [`RecurringMinimum`](super::RecurringMinimum) the memory holds both
@@ -135,7 +141,7 @@ impl<P: Policy + Default> SpectralParams<P> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn plan_memory<W: Counter>(memory_bytes: usize, n_distinct: u64) -> Result<Self> {
-        Self::plan_memory_with_layout::<W>(memory_bytes, n_distinct, Layout::OneBlock)
+        Self::plan_memory_with_layout::<W>(memory_bytes, n_distinct, Layout::TwoBlocks)
     }
 
     /// [`plan_memory`](Self::plan_memory) for an item's counters placed by
@@ -145,8 +151,8 @@ impl<P: Policy + Default> SpectralParams<P> {
     /// use streambloom::hash::Layout;
     /// use streambloom::spectral::{MinimumSelection, SpectralParams};
     /// use streambloom::W8;
-    /// let two = SpectralParams::<MinimumSelection>::plan_memory_with_layout::<W8>(64 * 1024, 10_000, Layout::TwoBlocks)?;
-    /// let one = SpectralParams::<MinimumSelection>::plan_memory::<W8>(64 * 1024, 10_000)?;
+    /// let two = SpectralParams::<MinimumSelection>::plan_memory::<W8>(64 * 1024, 10_000)?;
+    /// let one = SpectralParams::<MinimumSelection>::plan_memory_with_layout::<W8>(64 * 1024, 10_000, Layout::OneBlock)?;
     /// assert_eq!(two.counters, one.counters);
     /// assert!(two.predicted_error::<W8>(10_000)? < one.predicted_error::<W8>(10_000)?);
     /// # Ok::<(), streambloom::Error>(())

@@ -73,9 +73,11 @@ fn never_above_minimum_selection(p: RecurringMinimum, counters: usize, s: &[(u16
         11,
     )
     .unwrap();
-    let mut ms =
-        Spectral::<MinimumSelection, Blocked<W16>>::new(SpectralParams::new(rm.counters(), 4), 11)
-            .unwrap();
+    let mut ms = Spectral::<MinimumSelection, Blocked<W16>>::new(
+        SpectralParams::new(rm.counters(), 4).with_layout(Layout::OneBlock),
+        11,
+    )
+    .unwrap();
     for &(k, r) in s {
         rm.insert_n(&k, r);
         ms.insert_n(&k, r);
