@@ -145,6 +145,11 @@ impl Table {
     }
 }
 
+/// Where a report's timings ran: "pinned to core N" or "not pinned".
+pub fn pinned(core: Option<usize>) -> String {
+    core.map_or("not pinned".to_owned(), |c| format!("pinned to core {c}"))
+}
+
 /// `x` with `decimals` decimals, or `-` when it is missing or not finite.
 pub fn num(x: Option<f64>, decimals: usize) -> String {
     match x {

@@ -83,7 +83,10 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(miri, ignore = "safe integer code, 1.6 million searches: minutes under Miri")]
+    #[cfg_attr(
+        miri,
+        ignore = "safe integer code, 1.6 million searches: minutes under Miri"
+    )]
     fn both_searches_agree_with_a_scan() {
         for lo in 0..20 {
             for hi in 0..40 {

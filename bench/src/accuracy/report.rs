@@ -64,9 +64,7 @@ impl Row {
 
 impl crate::output::Report for Report {
     fn table(&self) -> String {
-        let pinned = self
-            .core
-            .map_or("not pinned".to_owned(), |c| format!("pinned to core {c}"));
+        let pinned = crate::output::pinned(self.core);
         let out = format!(
             "# accuracy ({} build{}): latency rows {pinned}, {} kernels; '-' = not measured\n",
             self.build,

@@ -57,9 +57,7 @@ impl Row {
 
 impl crate::output::Report for Report {
     fn table(&self) -> String {
-        let pinned = self
-            .core
-            .map_or("not pinned".to_owned(), |c| format!("pinned to core {c}"));
+        let pinned = crate::output::pinned(self.core);
         let out = format!(
             "# latency ({} build): {pinned}; {} batches of {} items per row; clock cost {:.1} ns per batch, subtracted\n",
             self.build, self.batches, self.batch_items, self.timer_overhead_ns

@@ -239,39 +239,28 @@ impl Geometry {
     }
 }
 
-impl<W: Counter, B: Backend> Counters for Ctx<'_, W, B> {
-    #[inline(always)]
-    fn min_count(&self, table: Table, h: u64) -> MinCount {
-        self.geo.min_count(self.kernels, self.blocks, table, h)
-    }
+/// Both views read the same way.
+macro_rules! blocked_counters {
+    ($($view:ident),*) => {$(
+        impl<W: Counter, B: Backend> Counters for $view<'_, W, B> {
+            #[inline(always)]
+            fn min_count(&self, table: Table, h: u64) -> MinCount {
+                self.geo.min_count(self.kernels, self.blocks, table, h)
+            }
 
-    #[inline(always)]
-    fn marked(&self, h: u64) -> bool {
-        self.geo.marked(self.marker, self.blocks, h)
-    }
+            #[inline(always)]
+            fn marked(&self, h: u64) -> bool {
+                self.geo.marked(self.marker, self.blocks, h)
+            }
 
-    #[inline(always)]
-    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
-        self.geo.primary_counters::<W>(self.blocks, h, out)
-    }
+            #[inline(always)]
+            fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
+                self.geo.primary_counters::<W>(self.blocks, h, out)
+            }
+        }
+    )*};
 }
-
-impl<W: Counter, B: Backend> Counters for CtxMut<'_, W, B> {
-    #[inline(always)]
-    fn min_count(&self, table: Table, h: u64) -> MinCount {
-        self.geo.min_count(self.kernels, self.blocks, table, h)
-    }
-
-    #[inline(always)]
-    fn marked(&self, h: u64) -> bool {
-        self.geo.marked(self.marker, self.blocks, h)
-    }
-
-    #[inline(always)]
-    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
-        self.geo.primary_counters::<W>(self.blocks, h, out)
-    }
-}
+blocked_counters!(Ctx, CtxMut);
 
 impl<W: Counter, B: Backend> CountersMut for CtxMut<'_, W, B> {
     #[inline(always)]

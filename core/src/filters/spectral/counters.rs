@@ -94,38 +94,27 @@ pub trait Counters {
     fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize;
 }
 
-/// A shared view reads as the store it borrows (a store may hand out
-/// `&Self` as its read view).
-impl<C: Counters + ?Sized> Counters for &C {
-    #[inline(always)]
-    fn min_count(&self, table: Table, h: u64) -> MinCount {
-        (**self).min_count(table, h)
-    }
-    #[inline(always)]
-    fn marked(&self, h: u64) -> bool {
-        (**self).marked(h)
-    }
-    #[inline(always)]
-    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
-        (**self).primary_counters(h, out)
-    }
+/// A borrowed view reads as the store it borrows: `&C` and `&mut C` (a
+/// store may hand out `&Self` or `&mut Self` as its views).
+macro_rules! counters_through {
+    ($($r:ty),*) => {$(
+        impl<C: Counters + ?Sized> Counters for $r {
+            #[inline(always)]
+            fn min_count(&self, table: Table, h: u64) -> MinCount {
+                (**self).min_count(table, h)
+            }
+            #[inline(always)]
+            fn marked(&self, h: u64) -> bool {
+                (**self).marked(h)
+            }
+            #[inline(always)]
+            fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
+                (**self).primary_counters(h, out)
+            }
+        }
+    )*};
 }
-
-/// A mutable view reads as the store it borrows.
-impl<C: Counters + ?Sized> Counters for &mut C {
-    #[inline(always)]
-    fn min_count(&self, table: Table, h: u64) -> MinCount {
-        (**self).min_count(table, h)
-    }
-    #[inline(always)]
-    fn marked(&self, h: u64) -> bool {
-        (**self).marked(h)
-    }
-    #[inline(always)]
-    fn primary_counters(&self, h: u64, out: &mut [(usize, u32); MAX_ITEM_COUNTERS]) -> usize {
-        (**self).primary_counters(h, out)
-    }
-}
+counters_through!(&C, &mut C);
 
 /// A mutable view writes to the store it borrows (a store may hand out
 /// `&mut Self` as its write view).
