@@ -463,7 +463,17 @@ mod tests {
     }
 
     fn grid_cell<W: Counter>(layout: Layout, k: u32, load: f64, seed: u64) -> Cell {
-        let counters = crate::scaled(1 << 16);
+        sized_cell::<W>(crate::scaled(1 << 16), layout, k, load, seed)
+    }
+
+    /// A cell of the grid at `counters` counters (whole blocks of them).
+    fn sized_cell<W: Counter>(
+        counters: usize,
+        layout: Layout,
+        k: u32,
+        load: f64,
+        seed: u64,
+    ) -> Cell {
         let blocks = counters / W::CELLS;
         let n = ((load * counters as f64 / f64::from(k)) as u64).max(2);
         let params = SpectralParams::<MinimumSelection>::new(counters, k).with_layout(layout);
@@ -520,6 +530,41 @@ mod tests {
                     c.formula,
                     c.se
                 );
+            }
+        }
+        check::<W8>();
+        check::<W16>();
+        check::<W32>();
+    }
+
+    /// The same guarantee at other sizes (tens and thousands of blocks, not
+    /// powers of two) and at the largest `k` a block takes, where the
+    /// two-block halves are large and collapsing repeats are common.
+    #[test]
+    #[cfg_attr(miri, ignore = "statistics, not memory safety: too slow under Miri")]
+    fn formula_matches_the_filter_at_other_sizes_and_large_k() {
+        fn check<W: Counter>() {
+            let cells = W::CELLS as u32;
+            for (i, blocks) in [97usize, 6_151].into_iter().enumerate() {
+                for (j, k) in [3, cells / 2, cells - 1, cells].into_iter().enumerate() {
+                    for (l, layout) in Layout::ALL.into_iter().enumerate() {
+                        for (g, load) in [0.7, 1.4].into_iter().enumerate() {
+                            let seed = 0x51_2E
+                                ^ (u64::from(W::BITS) << 20)
+                                ^ ((i << 12) | (j << 8) | (l << 4) | g) as u64;
+                            let c = sized_cell::<W>(blocks * W::CELLS, layout, k, load, seed);
+                            assert!(
+                                (c.over - c.formula).abs() <= Z * c.se,
+                                "{layout:?} W{} {blocks} blocks k {k} γ {load} n {}: measured {}, formula {}, se {}",
+                                W::BITS,
+                                c.n,
+                                c.over,
+                                c.formula,
+                                c.se
+                            );
+                        }
+                    }
+                }
             }
         }
         check::<W8>();
