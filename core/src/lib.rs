@@ -77,7 +77,7 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 /// The crate by its own name, so [`api_tests`] read as a user's code.
-#[cfg(test)]
+#[cfg(all(test, not(miri)))]
 extern crate self as streambloom;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
