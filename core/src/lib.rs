@@ -94,7 +94,7 @@ mod search;
 pub mod store;
 
 pub use error::{Error, Result, Value};
-pub use filters::{classic, spectral, stable};
+pub use filters::{classic, importance, spectral, stable};
 pub use hash::Layout;
 
 pub use classic::{Classic, ClassicParams};
@@ -135,6 +135,7 @@ pub(crate) fn proptest_config(
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
+pub use importance::{ImportanceBloom, ImportanceParams};
 pub use spectral::{MinimalIncrease, MinimumSelection, RecurringMinimum, Spectral, SpectralParams};
 pub use stable::{Eviction, StableBloom, StableParams};
 pub use store::Storage;

@@ -12,9 +12,7 @@
 //! numbering.
 
 use crate::{Error, Result};
-#[cfg(test)]
-use streambloom_kernels::set_cell;
-use streambloom_kernels::{Backend, Block, Engine, Isa, Kernels, Ops, Width, cell};
+use streambloom_kernels::{Backend, Block, Engine, Isa, Kernels, Ops, Width, cell, set_cell};
 
 /// The chunk of the `*_batch` operations' prefetch: they prefetch a chunk
 /// of this many items, then work on the one before it, so an item is
@@ -235,7 +233,6 @@ impl<W: Width, S: Storage> Cells<W, S> {
     }
 
     /// Sets cell `i` to `v` (saturated to `W::MAX`); an error past the end.
-    #[cfg(test)]
     pub fn set(&mut self, i: usize, v: u32) -> Result<()> {
         let b = self
             .blocks

@@ -8,5 +8,6 @@
 //! ```
 
 pub mod classic;
+pub mod importance;
 pub mod spectral;
 pub mod stable;

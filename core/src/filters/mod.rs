@@ -3,5 +3,6 @@
 //! shares, in `crate::filter`.
 
 pub mod classic;
+pub mod importance;
 pub mod spectral;
 pub mod stable;

@@ -669,11 +669,83 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         h: u64,
         start: usize,
     ) -> bool {
+        self.observe_to::<B, TWO>(ops, h, start, None)
+    }
+
+    /// [`observe_at`](Self::observe_at), setting the cells to `Max`
+    /// (`level` of `None`, the Stable filter) or raising them to at least
+    /// `level` (the Importance-aware filter's inserts).
+    #[inline(always)]
+    fn observe_to<B: Backend, const TWO: bool>(
+        &mut self,
+        ops: Ops<W, B>,
+        h: u64,
+        start: usize,
+        level: Option<u32>,
+    ) -> bool {
         let probes = self.probes::<TWO>(h);
         let duplicate = self.all_set(ops, &probes);
         self.cells.dec_run_wrapping(ops, start, self.params.p);
-        self.set_max(ops, &probes);
+        match level {
+            None => self.set_max(ops, &probes),
+            Some(v) => self.raise(ops, &probes, v),
+        }
         duplicate
+    }
+
+    /// Raises `probes`' cells to at least `level`.
+    #[inline(always)]
+    fn raise<B: Backend>(&mut self, ops: Ops<W, B>, probes: &hash::Probes<W>, level: u32) {
+        let first = &probes.first;
+        ops.max_assign(self.cells.block_mut(first.block), first.mask, level);
+        if let Some(s) = probes.second {
+            ops.max_assign(self.cells.block_mut(s.block), s.mask, level);
+        }
+    }
+
+    /// [`observe_hash`](Self::observe_hash) raising the item's cells to at
+    /// least `level` (in `1..=Max`) instead of setting them to `Max`: the
+    /// Importance-aware filter's M/2- and Imp-insert over this filter's
+    /// cells and eviction.
+    pub(crate) fn observe_level_hash(&mut self, h: u64, level: u32) -> bool {
+        let engine = self.cells.engine();
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(ObserveLevel::<_, _, _, true> {
+                filter: self,
+                h,
+                level,
+            })
+        } else {
+            engine.run(ObserveLevel::<_, _, _, false> {
+                filter: self,
+                h,
+                level,
+            })
+        }
+    }
+
+    /// Raises item `h`'s cells to at least `level`, with no eviction (the
+    /// Importance-aware filter evicting by value does its own).
+    pub(crate) fn raise_hash(&mut self, h: u64, level: u32) {
+        let engine = self.cells.engine();
+        if self.params.layout == Layout::TwoBlocks {
+            engine.run(RaiseOne::<_, _, _, true> {
+                filter: self,
+                h,
+                level,
+            });
+        } else {
+            engine.run(RaiseOne::<_, _, _, false> {
+                filter: self,
+                h,
+                level,
+            });
+        }
+    }
+
+    /// The cells and the eviction PRNG, for an eviction of another kind.
+    pub(crate) fn cells_and_rng(&mut self) -> (&mut Cells<W, S>, &mut Rng) {
+        (&mut self.cells, &mut self.rng)
     }
 
     /// The batch loop of [`observe_batch_hash`](Self::observe_batch_hash)
@@ -1066,6 +1138,42 @@ impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for ObserveOne<
         let start = self.filter.next_eviction();
         self.filter
             .observe_at::<B, TWO>(Ops::new(backend), self.h, start)
+    }
+}
+
+/// [`StableBloom::observe_level_hash`] as one [`Body`].
+struct ObserveLevel<'a, W: Width, S, H, const TWO: bool> {
+    filter: &'a mut StableBloom<W, S, H>,
+    h: u64,
+    level: u32,
+}
+
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body
+    for ObserveLevel<'_, W, S, H, TWO>
+{
+    type Output = bool;
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) -> bool {
+        let start = self.filter.next_eviction();
+        self.filter
+            .observe_to::<B, TWO>(Ops::new(backend), self.h, start, Some(self.level))
+    }
+}
+
+/// [`StableBloom::raise_hash`] as one [`Body`].
+struct RaiseOne<'a, W: Width, S, H, const TWO: bool> {
+    filter: &'a mut StableBloom<W, S, H>,
+    h: u64,
+    level: u32,
+}
+
+impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for RaiseOne<'_, W, S, H, TWO> {
+    type Output = ();
+    #[inline(always)]
+    fn run<B: Backend>(self, backend: B) {
+        let f = self.filter;
+        let probes = f.probes::<TWO>(self.h);
+        f.raise(Ops::new(backend), &probes, self.level);
     }
 }
 

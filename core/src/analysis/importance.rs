@@ -1,0 +1,312 @@
+//! The Importance-aware Bloom filter's Markov model (Kulkarni, Boraskar,
+//! Gabale and Kulkarni, *Importance-aware Bloom Filter for Set Membership
+//! Queries in Streaming Data*, §III): the stationary distribution of one
+//! cell, its zero fraction `V_0`, and the false-positive bound
+//! `(1 − V_0)^K` (Corollaries III.4 and III.8).
+//!
+//! # The chain
+//!
+//! Each item, a given cell is decremented with probability `p = P/m` and
+//! set with probability `k = K/m`; a set raises the cell to `max(cell, v)`,
+//! the level `v` drawn from the stream's levels (`q_v = Pr[v]`, `v` in
+//! `1..=Max`). The paper's chain (Figs. 1 and 3) moves from `i ≥ 1` to
+//! `i − 1` with probability `p' = p(1 − k)`; the exact per-cell chain of
+//! this crate's order (decrement, then set) with `p(1 − k·Q_i)`, where
+//! `Q_i = Pr[v ≥ i]`. They differ at order `p·k`.
+//!
+//! Both chains move down one step at a time and up by sets, so across the
+//! cut between `i − 1` and `i` the flows balance:
+//! `d_i·V_i = k·Q_i·Σ_{j<i} V_j`. Hence the general closed form
+//! [`zero_fraction`] `V_0 = Π_{i=1..Max} d_i/(d_i + k·Q_i)` and the whole
+//! distribution ([`stationary`]); the tests check both against a power
+//! iteration of the transition matrix.
+//!
+//! # The paper's printed forms
+//!
+//! Checked against the stationary distribution (the implementers' digest
+//! lists them): `V_Max = (k/2)/(p' + k/2)` and eq. (3) are right; the
+//! printed `V_{M/2}` (line 173) is 0 as printed (`A = 1 − B`), the
+//! correct one is `k·B/(p' + k)` with `B = r₂^{Max−h}`; the printed
+//! `V_i = p'/(p'+k)·V_{M/2}` lacks its exponent `M/2 − i`; Fig. 2's `B`
+//! has an extra `/(p' + k)` (its `V_0` comes out negative); Fig. 4's
+//! recursion has a wrong index; and Theorem III.3's "fraction of zeros
+//! `m·V_0`" is the expected *number* of zero cells. [`two_class_zero_fraction`]
+//! is the corrected IBF-2C closed form, [`printed_two_class_half`] the
+//! printed `V_{M/2}`, kept to show it wrong.
+
+use crate::{Error, Result};
+
+/// Which chain: the paper's (`d_i = p(1 − k)`) or the exact one of the
+/// filter's order, decrement then set (`d_i = p(1 − k·Q_i)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chain {
+    /// Figs. 1 and 3 of the paper.
+    Paper,
+    /// One cell of the filter, exactly (under uniform hashing).
+    Exact,
+}
+
+/// The down-step probability from a cell at `i` (where `Q_i` is `q_at_least`).
+fn down(chain: Chain, p: f64, k: f64, q_at_least: f64) -> f64 {
+    match chain {
+        Chain::Paper => p * (1.0 - k),
+        Chain::Exact => p * (1.0 - k * q_at_least),
+    }
+}
+
+/// Checks `p`, `k` in `(0, 1]` and `q` a distribution over `1..=q.len()`.
+fn check(p: f64, k: f64, q: &[f64]) -> Result<()> {
+    if !(p > 0.0 && p <= 1.0) {
+        return Err(Error::param("p", p, "in (0, 1]: P/m"));
+    }
+    if !(k > 0.0 && k <= 1.0) {
+        return Err(Error::param("k", k, "in (0, 1]: K/m"));
+    }
+    if q.is_empty() || q.iter().any(|x| x.is_nan() || *x < 0.0) {
+        return Err(Error::param(
+            "q",
+            q.len(),
+            "level probabilities for 1..=Max, none negative",
+        ));
+    }
+    let total: f64 = q.iter().sum();
+    if (total - 1.0).abs() > 1e-9 {
+        return Err(Error::param("q", total, "summing to 1"));
+    }
+    Ok(())
+}
+
+/// The stationary distribution of one cell: `out[i] = V_i` for `i` in
+/// `0..=Max`, `Max = q.len()`, where `q[v − 1]` is the probability that an
+/// item's level is `v`; `p = P/m`, `k = K/m`.
+///
+/// Errors: `p` or `k` outside `(0, 1]`, `q` not a distribution, or `out`
+/// not of length `q.len() + 1`.
+///
+/// ```
+/// use streambloom::analysis::importance::{stationary, Chain};
+/// // The Stable filter: every set to Max = 3.
+/// let mut v = [0.0; 4];
+/// stationary(Chain::Paper, 0.01, 0.005, &[0.0, 0.0, 1.0], &mut v)?;
+/// assert!((v.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+/// assert!(v[3] > v[2] && v[2] > v[1]);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+pub fn stationary(chain: Chain, p: f64, k: f64, q: &[f64], out: &mut [f64]) -> Result<()> {
+    check(p, k, q)?;
+    if out.len() != q.len() + 1 {
+        return Err(Error::param(
+            "out",
+            out.len(),
+            "of length Max + 1 = q.len() + 1",
+        ));
+    }
+    // Unnormalized from V_0 = 1, by the cut equations, with `Q_i` the
+    // tail of `q` from level `i`.
+    let mut tail: f64 = q.iter().sum();
+    let (mut below, mut total) = (1.0, 1.0);
+    out[0] = 1.0;
+    for i in 1..out.len() {
+        let v = k * tail * below / down(chain, p, k, tail);
+        out[i] = v;
+        below += v;
+        total += v;
+        tail -= q[i - 1];
+    }
+    for x in out.iter_mut() {
+        *x /= total;
+    }
+    Ok(())
+}
+
+/// The stationary zero fraction `V_0 = Π_{i=1..Max} d_i/(d_i + k·Q_i)`
+/// (see the module docs), `q` as for [`stationary`].
+///
+/// ```
+/// use streambloom::analysis::importance::{zero_fraction, Chain};
+/// use streambloom::analysis::stable::stable_point;
+/// use streambloom::stable::Eviction;
+/// // Every level Max: Deng & Rafiei's stable point (Table II's SBF).
+/// let (m, big_k, p, max) = (16_384, 5, 10, 7);
+/// let q = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+/// let v0 = zero_fraction(Chain::Paper, p as f64 / m as f64, big_k as f64 / m as f64, &q)?;
+/// assert!((v0 - 0.058486).abs() < 1e-6);
+/// let sp = stable_point(Eviction::Random, m, big_k, p, max)?;
+/// assert!((v0 - sp).abs() < 1e-3);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+pub fn zero_fraction(chain: Chain, p: f64, k: f64, q: &[f64]) -> Result<f64> {
+    check(p, k, q)?;
+    let mut tail: f64 = q.iter().sum();
+    let mut v0 = 1.0;
+    for &qi in q {
+        let d = down(chain, p, k, tail);
+        v0 *= d / (d + k * tail);
+        tail -= qi;
+    }
+    Ok(v0)
+}
+
+/// The paper's bound on the false-positive rate of a new item, `(1 −
+/// V_0)^K` (Corollaries III.4 and III.8): it treats the item's `K` cells
+/// as independent, which blocking does not make them (as for the Stable
+/// filter, the delivered rate is above it).
+///
+/// ```
+/// use streambloom::analysis::importance::false_positive_bound;
+/// assert!((false_positive_bound(0.058486, 5) - 0.7398).abs() < 1e-4);
+/// ```
+pub fn false_positive_bound(v0: f64, big_k: u32) -> f64 {
+    libm::pow(1.0 - v0, f64::from(big_k))
+}
+
+/// IBF-2C's `V_0` in closed form (the paper's chain): half the items set
+/// `Max`, half `h = ⌊Max/2⌋`, so `V_0 = r₁^h·r₂^{Max−h}`, `r₁ = p'/(p' + k)`,
+/// `r₂ = p'/(p' + k/2)`, `p' = p(1 − k)`.
+///
+/// ```
+/// use streambloom::analysis::importance::two_class_zero_fraction;
+/// // Table II: m = 16384, K = 5, P = 10, Max = 7, h = 3.
+/// let v0 = two_class_zero_fraction(10.0 / 16384.0, 5.0 / 16384.0, 7, 3);
+/// assert!((v0 - 0.121296).abs() < 1e-6);
+/// ```
+pub fn two_class_zero_fraction(p: f64, k: f64, max: u32, h: u32) -> f64 {
+    let p1 = p * (1.0 - k);
+    let r1 = p1 / (p1 + k);
+    let r2 = p1 / (p1 + k / 2.0);
+    libm::pow(r1, f64::from(h)) * libm::pow(r2, f64::from(max.saturating_sub(h)))
+}
+
+/// The paper's printed IBF-2C `V_{M/2} = (k/2)/(p' + k/2)·(1 − A − B)`
+/// (line 173, `A = 1 − B`, `B = r₂^{Max−h}`): **wrong as printed**, it is
+/// always 0 (up to rounding). Kept to show it; the correct value is
+/// `k·B/(p' + k)`, which [`stationary`] gives.
+///
+/// ```
+/// use streambloom::analysis::importance::{printed_two_class_half, stationary, Chain};
+/// let (p, k) = (10.0 / 16384.0, 5.0 / 16384.0);
+/// let mut v = [0.0; 8];
+/// let q = [0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.5]; // levels h = 3 and Max = 7
+/// stationary(Chain::Paper, p, k, &q, &mut v)?;
+/// assert!(printed_two_class_half(p, k, 7, 3).abs() < 1e-12);
+/// assert!(v[3] > 0.01);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+pub fn printed_two_class_half(p: f64, k: f64, max: u32, h: u32) -> f64 {
+    let p1 = p * (1.0 - k);
+    let b = libm::pow(p1 / (p1 + k / 2.0), f64::from(max.saturating_sub(h)));
+    let a = 1.0 - b;
+    (k / 2.0) / (p1 + k / 2.0) * (1.0 - a - b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// The stationary distribution by power iteration of the chain's
+    /// transition matrix, built from its definition.
+    fn by_power_iteration(chain: Chain, p: f64, k: f64, q: &[f64]) -> Vec<f64> {
+        let n = q.len() + 1;
+        let mut t = vec![vec![0.0; n]; n];
+        for (i, row) in t.iter_mut().enumerate() {
+            match chain {
+                Chain::Paper => {
+                    // Down with p(1 − k), up to max(i, v) with k·q_v.
+                    if i > 0 {
+                        row[i - 1] += p * (1.0 - k);
+                    }
+                    for (v, &qv) in q.iter().enumerate() {
+                        row[(v + 1).max(i)] += k * qv;
+                    }
+                    let out: f64 = row.iter().sum::<f64>() - row[i];
+                    row[i] = 1.0 - out;
+                }
+                Chain::Exact => {
+                    // Decrement with p, then set with k to max(cell, v).
+                    for (d, pd) in [(i.saturating_sub(1), p), (i, 1.0 - p)] {
+                        row[d] += pd * (1.0 - k);
+                        for (v, &qv) in q.iter().enumerate() {
+                            row[(v + 1).max(d)] += pd * k * qv;
+                        }
+                    }
+                }
+            }
+        }
+        let mut v = vec![1.0 / n as f64; n];
+        for _ in 0..200_000 {
+            let mut next = vec![0.0; n];
+            for (i, row) in t.iter().enumerate() {
+                for (j, &x) in row.iter().enumerate() {
+                    next[j] += v[i] * x;
+                }
+            }
+            v = next;
+        }
+        v
+    }
+
+    fn settings() -> Vec<(f64, f64, Vec<f64>)> {
+        let uniform7 = vec![1.0 / 7.0; 7];
+        let table2 = {
+            // f = ⌈7·imp/50⌉, imp uniform on 1..=50: (7,7,7,7,7,7,8)/50.
+            let mut q = vec![7.0 / 50.0; 7];
+            q[6] = 8.0 / 50.0;
+            q
+        };
+        let two_class = vec![0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.5];
+        let skewed3 = vec![0.6, 0.3, 0.1];
+        vec![
+            (10.0 / 16384.0, 5.0 / 16384.0, uniform7),
+            (10.0 / 16384.0, 5.0 / 16384.0, table2),
+            (10.0 / 16384.0, 5.0 / 16384.0, two_class),
+            (0.01, 0.02, skewed3),
+        ]
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
+    fn closed_forms_match_power_iteration() {
+        for chain in [Chain::Paper, Chain::Exact] {
+            for (p, k, q) in settings() {
+                let want = by_power_iteration(chain, p, k, &q);
+                let mut got = vec![0.0; q.len() + 1];
+                stationary(chain, p, k, &q, &mut got).unwrap();
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((g - w).abs() < 1e-9, "{chain:?} {q:?}: {got:?} vs {want:?}");
+                }
+                let v0 = zero_fraction(chain, p, k, &q).unwrap();
+                assert!((v0 - want[0]).abs() < 1e-9, "{chain:?} {q:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn table_ii_values() {
+        let (p, k) = (10.0 / 16384.0, 5.0 / 16384.0);
+        let mut q = [7.0 / 50.0; 7];
+        q[6] = 8.0 / 50.0;
+        // The digest's values for IBF-MC with f = ⌈7·imp/50⌉.
+        let paper = zero_fraction(Chain::Paper, p, k, &q).unwrap();
+        let exact = zero_fraction(Chain::Exact, p, k, &q).unwrap();
+        assert!((paper - 0.175292).abs() < 1e-6, "{paper}");
+        assert!((exact - 0.175317).abs() < 1e-6, "{exact}");
+        let two = [0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.5];
+        let v0 = zero_fraction(Chain::Paper, p, k, &two).unwrap();
+        assert!((v0 - two_class_zero_fraction(p, k, 7, 3)).abs() < 1e-12);
+        assert!((zero_fraction(Chain::Exact, p, k, &two).unwrap() - 0.121311).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bad_inputs_are_errors() {
+        let q = [0.5, 0.5];
+        let mut out = [0.0; 3];
+        assert!(stationary(Chain::Paper, 0.0, 0.1, &q, &mut out).is_err());
+        assert!(stationary(Chain::Paper, 0.1, f64::NAN, &q, &mut out).is_err());
+        assert!(stationary(Chain::Paper, 0.1, 0.1, &[0.5, 0.4], &mut out).is_err());
+        assert!(stationary(Chain::Paper, 0.1, 0.1, &[1.5, -0.5], &mut out).is_err());
+        assert!(stationary(Chain::Paper, 0.1, 0.1, &q, &mut [0.0; 2]).is_err());
+        assert!(zero_fraction(Chain::Exact, 0.1, 0.1, &[]).is_err());
+    }
+}
