@@ -7,6 +7,7 @@
 //! |---|---|---|---|
 //! | "have I seen this key?" over a set that only grows | [`Classic`] | [`insert`](Classic::insert) (check-and-set), [`contains`](Classic::contains) | false positives at [`Classic::predicted_fpr`] |
 //! | "is this a duplicate?" over an endless stream, in fixed memory | [`StableBloom`] | [`observe`](StableBloom::observe) | false positives *and* false negatives, both bounded and stable ([`stable`] module docs); [`Eviction::Sweep`] never forgets within a window |
+//! | "is this a duplicate?", remembering important keys longer | [`ImportanceBloom`] | [`observe`](ImportanceBloom::observe)`(key, importance)` | as [`StableBloom`], with fewer false negatives for important keys ([`importance`] module docs) |
 //! | "how often has this key occurred?" | [`Spectral`] with [`MinimumSelection`] (deletions), [`MinimalIncrease`] (fewer errors, no deletions) or [`RecurringMinimum`] | [`estimate`](Spectral::estimate), [`at_least`](Spectral::at_least), [`union`](Spectral::union), [`join`](Spectral::join) | over-estimates only (see each policy) |
 //! | counts over the last `W` items; counts of value ranges | [`spectral::SlidingWindow`], [`spectral::RangeTree`] | as [`Spectral`] | as [`Spectral`] |
 //!
@@ -55,8 +56,8 @@
 //!
 //! # Modules
 //!
-//! - [`classic`], [`stable`], [`spectral`]: the filters, their params and
-//!   planners.
+//! - [`classic`], [`stable`], [`importance`], [`spectral`]: the filters,
+//!   their params and planners.
 //! - [`analysis`]: the papers' formulas and this crate's models of the
 //!   blocked filters, which the planners plan by.
 //! - [`hash`]: hashing a key once, and placing its cells in a block.

@@ -12,6 +12,7 @@ use streambloom::spectral::{
     Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum, Removable,
     SlidingWindow, Spectral, SpectralParams,
 };
+use streambloom::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
@@ -648,7 +649,75 @@ fn range<P: Pol, W: Counter>(f: Spectral<P, Blocked<W>>, i: &Input) {
     }
 }
 
-fuzz_target!(|i: Input| match i.kind % 22 {
+/// The Importance-aware filter: raw parameters are validated as the
+/// Stable filter's (plus the map), an importance outside `1..=50` is an
+/// error that changes nothing, an observed key is found right after, and
+/// the batch form answers as the keyed form.
+fn importance<W: Width>(i: &Input) {
+    let params = ImportanceParams {
+        cells: cap(i.a.cells),
+        bits_per_cell: i.a.bits,
+        k: i.a.k,
+        p: i.a.p,
+        eviction: match i.a.marker % 3 {
+            0 => importance::Eviction::Random,
+            1 => importance::Eviction::Sweep,
+            _ => importance::Eviction::ByValue,
+        },
+        layout: layout(i.a.two),
+        insert: match i.a.range_bits % 3 {
+            0 => Insert::Max,
+            1 => Insert::TwoClass { important_from: 1 + (i.a.window % 50) as u32 },
+            _ => Insert::ByImportance,
+        },
+        map: ImportanceMap::Linear { top: 50 },
+    };
+    let f = ImportanceBloom::<W>::new(params, i.a.seed);
+    assert_eq!(f.is_ok(), stable_valid::<W>(&params.stable()), "{params:?}");
+    let Ok(mut f) = f else { return };
+    for op in &i.ops {
+        match *op {
+            Op::InsertN(x, imp) | Op::InsertB(x, imp) => {
+                let before = f.blocks().to_vec();
+                match f.observe(&x, imp) {
+                    Ok(_) => assert!((1..=50).contains(&imp) && f.contains(&x)),
+                    Err(e) => {
+                        assert!(!(1..=50).contains(&imp), "{e:?}");
+                        assert_eq!(f.blocks(), &before[..]);
+                    }
+                }
+            }
+            Op::Contains(x) => {
+                let before = f.blocks().to_vec();
+                f.contains(&x);
+                assert_eq!(f.blocks(), &before[..]);
+            }
+            Op::Clear => {
+                f.clear();
+                assert_eq!(f.zero_fraction(), 1.0);
+            }
+            Op::SetIsa(x) => set_isa(x, |isa| f.set_isa(isa)),
+            Op::Batch(ref keys) => {
+                let imps: Vec<u32> = keys.iter().map(|&k| 1 + u32::from(k) % 50).collect();
+                let mut one = f.clone();
+                let want: Vec<bool> = keys
+                    .iter()
+                    .zip(&imps)
+                    .map(|(k, &imp)| one.observe(k, imp).unwrap())
+                    .collect();
+                let mut got = vec![false; keys.len()];
+                f.observe_batch(keys, &imps, &mut got).unwrap();
+                assert_eq!(got, want);
+                assert!(f == one);
+            }
+            _ => {}
+        }
+    }
+}
+
+fuzz_target!(|i: Input| match i.kind % 24 {
+    22 => importance::<W4>(&i),
+    23 => importance::<W8>(&i),
     16 => formulas::<W1>(&i),
     17 => formulas::<W2>(&i),
     18 => formulas::<W4>(&i),

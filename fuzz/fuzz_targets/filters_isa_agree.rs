@@ -8,6 +8,7 @@ use streambloom::hash::seeded_hasher;
 use streambloom::spectral::{
     Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral, SpectralParams,
 };
+use streambloom::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Block, Classic, ClassicParams, Isa, Width, W1, W16, W2, W32, W4, W8};
 
@@ -106,6 +107,43 @@ fn stable<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)>
     Some((out, fpr, buf))
 }
 
+/// The Importance-aware filter: every insert policy and eviction, the
+/// op's `u32` as the importance (in `1..=50`, or out of the map's domain).
+fn importance<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<Option<bool>>, Vec<Block>)> {
+    let params = ImportanceParams {
+        cells: usize::from(i.cells % 4096),
+        bits_per_cell: u32::from(i.bits % 34),
+        k: u32::from(i.k),
+        p: usize::from(i.p),
+        eviction: match i.marker % 3 {
+            0 => importance::Eviction::Random,
+            1 => importance::Eviction::Sweep,
+            _ => importance::Eviction::ByValue,
+        },
+        layout: layout(i.two),
+        insert: match i.bits / 34 % 3 {
+            0 => Insert::Max,
+            1 => Insert::TwoClass { important_from: 26 },
+            _ => Insert::ByImportance,
+        },
+        map: ImportanceMap::Linear { top: 50 },
+    };
+    let mut buf = vec![Block::ZERO; params.stable().blocks::<W>().ok()?];
+    let mut f =
+        ImportanceBloom::<W, _, _>::with_storage(params, &mut buf[..], seeded_hasher(i.seed)).ok()?;
+    f.set_isa(isa).unwrap();
+    let mut out = Vec::new();
+    for op in &i.ops {
+        match *op {
+            Op::Insert(x, imp) | Op::Remove(x, imp) => out.push(f.observe(&x, imp % 52).ok()),
+            Op::Query(x, _) => out.push(Some(f.contains(&x))),
+            Op::Clear => f.clear(),
+        }
+    }
+    drop(f);
+    Some((out, buf))
+}
+
 /// A policy the stream can drive (removal only where it exists).
 trait Pol: Policy {
     fn make(i: &Input) -> Self;
@@ -165,7 +203,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input, isa: Isa) -> Option<(Vec<u32>, u64, V
     Some((out, f.total(), f.blocks().to_vec()))
 }
 
-fuzz_target!(|i: Input| match i.kind % 16 {
+fuzz_target!(|i: Input| match i.kind % 18 {
     0 => agree(&i, |isa| classic(&i, isa)),
     1 => agree(&i, |isa| stable::<W1>(&i, isa)),
     2 => agree(&i, |isa| stable::<W2>(&i, isa)),
@@ -181,5 +219,7 @@ fuzz_target!(|i: Input| match i.kind % 16 {
     12 => agree(&i, |isa| spectral::<MinimalIncrease, W32>(&i, isa)),
     13 => agree(&i, |isa| spectral::<RecurringMinimum, W8>(&i, isa)),
     14 => agree(&i, |isa| spectral::<RecurringMinimum, W16>(&i, isa)),
-    _ => agree(&i, |isa| spectral::<RecurringMinimum, W32>(&i, isa)),
+    15 => agree(&i, |isa| spectral::<RecurringMinimum, W32>(&i, isa)),
+    16 => agree(&i, |isa| importance::<W4>(&i, isa)),
+    _ => agree(&i, |isa| importance::<W8>(&i, isa)),
 });

@@ -9,6 +9,7 @@
 
 mod baseline;
 mod classic;
+mod importance;
 mod spectral;
 mod stable;
 
@@ -43,6 +44,7 @@ pub fn all() -> Vec<Target> {
         baseline::targets(),
         classic::targets(),
         stable::targets(),
+        importance::targets(),
         spectral::targets(),
     ]
     .concat()

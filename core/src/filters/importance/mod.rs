@@ -645,6 +645,12 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
         &self.params
     }
 
+    /// The sweep pointer ([`Eviction::Sweep`]): what
+    /// [`restore`](Self::restore) takes back.
+    pub fn cursor(&self) -> usize {
+        self.stable.cursor()
+    }
+
     /// The number of cells, `m`.
     pub fn cells(&self) -> usize {
         self.stable.cells()

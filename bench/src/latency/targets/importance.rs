@@ -1,0 +1,74 @@
+//! `ImportanceBloom` targets: observe item by item with Imp-insert (IBF-MC,
+//! random eviction) and with eviction by value (IBF-H), on the Stable
+//! targets' cells and `P`, so that `importance-observe` beside
+//! `stable-observe` is the price of the importance map.
+
+use streambloom::importance::{Eviction, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
+use streambloom::stable::{Layout, StableParams};
+use streambloom::{Isa, W8};
+
+use super::super::sampler::SEED;
+use super::{Target, K};
+
+/// The Importance-aware filter targets.
+pub fn targets() -> Vec<Target> {
+    vec![
+        Target {
+            name: "importance-observe",
+            about: "ImportanceBloom::<W8>::observe_hash, IBF-MC (Imp-insert, importance \
+                    1..=50 cycling, linear map), random eviction: stable-observe's d = 3, \
+                    K = 5 and P",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = importance(bytes, isa, Eviction::Random)?;
+                let mut imp = 0;
+                plan.measure(bytes, |h| {
+                    imp = imp % 50 + 1;
+                    f.observe_hash(h, imp).unwrap_or(false)
+                })
+            },
+        },
+        Target {
+            name: "importance-by-value",
+            about: "importance-observe with IBF-H's eviction: P non-zero cells drawn \
+                    with probability 1/value, by rejection",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                let mut f = importance(bytes, isa, Eviction::ByValue)?;
+                let mut imp = 0;
+                plan.measure(bytes, |h| {
+                    imp = imp % 50 + 1;
+                    f.observe_hash(h, imp).unwrap_or(false)
+                })
+            },
+        },
+    ]
+}
+
+/// `bytes` of 8-bit cells, d = 3, K = 5, P as the Stable targets plan it
+/// (at most 1 % false positives for the Stable filter, one block an item).
+fn importance(bytes: usize, isa: Isa, eviction: Eviction) -> Result<ImportanceBloom<W8>, String> {
+    let stable = StableParams {
+        cells: bytes,
+        bits_per_cell: 3,
+        k: K,
+        p: 1,
+        eviction: streambloom::Eviction::Random,
+        layout: Layout::OneBlock,
+    }
+    .with_smallest_p::<W8>(0.01)
+    .map_err(|e| e.to_string())?;
+    let params = ImportanceParams {
+        cells: stable.cells,
+        bits_per_cell: stable.bits_per_cell,
+        k: stable.k,
+        p: stable.p,
+        eviction,
+        layout: Layout::OneBlock,
+        insert: Insert::ByImportance,
+        map: ImportanceMap::Linear { top: 50 },
+    };
+    let mut f = ImportanceBloom::<W8>::new(params, SEED).map_err(|e| e.to_string())?;
+    f.set_isa(isa).map_err(|e| e.to_string())?;
+    Ok(f)
+}
