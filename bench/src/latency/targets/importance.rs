@@ -7,8 +7,9 @@ use streambloom::importance::{Eviction, ImportanceBloom, ImportanceMap, Importan
 use streambloom::stable::{Layout, StableParams};
 use streambloom::{Isa, W8};
 
-use super::super::sampler::SEED;
+use super::super::sampler::{Plan, SEED};
 use super::{Target, K};
+use crate::stats::Summary;
 
 /// The Importance-aware filter targets.
 pub fn targets() -> Vec<Target> {
@@ -19,14 +20,7 @@ pub fn targets() -> Vec<Target> {
                     1..=50 cycling, linear map), random eviction: stable-observe's d = 3, \
                     K = 5 and P",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                let mut f = importance(bytes, isa, Eviction::Random)?;
-                let mut imp = 0;
-                plan.measure(bytes, |h| {
-                    imp = imp % 50 + 1;
-                    f.observe_hash(h, imp).unwrap_or(false)
-                })
-            },
+            run: |bytes, isa, plan| observe(importance(bytes, isa, Eviction::Random)?, bytes, plan),
         },
         Target {
             name: "importance-by-value",
@@ -34,15 +28,20 @@ pub fn targets() -> Vec<Target> {
                     with probability 1/value, by rejection",
             per_isa: true,
             run: |bytes, isa, plan| {
-                let mut f = importance(bytes, isa, Eviction::ByValue)?;
-                let mut imp = 0;
-                plan.measure(bytes, |h| {
-                    imp = imp % 50 + 1;
-                    f.observe_hash(h, imp).unwrap_or(false)
-                })
+                observe(importance(bytes, isa, Eviction::ByValue)?, bytes, plan)
             },
         },
     ]
+}
+
+/// Measures `f.observe_hash` item by item, importance cycling over `1..=50`.
+fn observe(mut f: ImportanceBloom<W8>, bytes: usize, plan: &Plan) -> Result<Summary, String> {
+    let mut imp = 0;
+    plan.measure(bytes, |h| {
+        imp = imp % 50 + 1;
+        // Importance in the map's domain: never an error.
+        f.observe_hash(h, imp).unwrap_or(false)
+    })
 }
 
 /// `bytes` of 8-bit cells, d = 3, K = 5, P as the Stable targets plan it

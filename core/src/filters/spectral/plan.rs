@@ -494,6 +494,25 @@ mod tests {
         }
     }
 
+    impl Cell {
+        /// Asserts the measured rate within [`Z`] standard errors of the
+        /// formula (`counters` for the message).
+        fn holds<W: Counter>(&self, counters: usize) {
+            assert!(
+                (self.over - self.formula).abs() <= Z * self.se,
+                "{:?} W{} {counters} counters k {} γ {} n {}: measured {}, formula {}, se {}",
+                self.layout,
+                W::BITS,
+                self.k,
+                self.load,
+                self.n,
+                self.over,
+                self.formula,
+                self.se
+            );
+        }
+    }
+
     const KS: [u32; 4] = [1, 2, 4, 8];
     const LOADS: [f64; 3] = [0.35, 0.7, 1.4];
 
@@ -518,18 +537,7 @@ mod tests {
     fn formula_matches_the_filter() {
         fn check<W: Counter>() {
             for c in grid::<W>() {
-                assert!(
-                    (c.over - c.formula).abs() <= Z * c.se,
-                    "{:?} W{} k {} γ {} n {}: measured {}, formula {}, se {}",
-                    c.layout,
-                    W::BITS,
-                    c.k,
-                    c.load,
-                    c.n,
-                    c.over,
-                    c.formula,
-                    c.se
-                );
+                c.holds::<W>(1 << 16);
             }
         }
         check::<W8>();
@@ -552,16 +560,8 @@ mod tests {
                             let seed = 0x51_2E
                                 ^ (u64::from(W::BITS) << 20)
                                 ^ ((i << 12) | (j << 8) | (l << 4) | g) as u64;
-                            let c = sized_cell::<W>(blocks * W::CELLS, layout, k, load, seed);
-                            assert!(
-                                (c.over - c.formula).abs() <= Z * c.se,
-                                "{layout:?} W{} {blocks} blocks k {k} γ {load} n {}: measured {}, formula {}, se {}",
-                                W::BITS,
-                                c.n,
-                                c.over,
-                                c.formula,
-                                c.se
-                            );
+                            sized_cell::<W>(blocks * W::CELLS, layout, k, load, seed)
+                                .holds::<W>(blocks * W::CELLS);
                         }
                     }
                 }
