@@ -38,6 +38,14 @@ use crate::{Error, Result};
 
 /// Which chain: the paper's (`d_i = p(1 − k)`) or the exact one of the
 /// filter's order, decrement then set (`d_i = p(1 − k·Q_i)`).
+///
+/// ```
+/// use streambloom::analysis::importance::{zero_fraction, Chain};
+/// let q = [0.5, 0.5];
+/// let (paper, exact) = (zero_fraction(Chain::Paper, 0.01, 0.01, &q)?, zero_fraction(Chain::Exact, 0.01, 0.01, &q)?);
+/// assert!((paper - exact).abs() < 1e-3); // they differ at order p·k
+/// # Ok::<(), streambloom::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Chain {
     /// Figs. 1 and 3 of the paper.

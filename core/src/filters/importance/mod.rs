@@ -92,9 +92,19 @@ use core::hash::{BuildHasher, Hash};
 /// owes: `BY_VALUE_TRIES·P` an item. At the paper's Table II state a draw
 /// is accepted with probability about 0.18 (5.5 draws a decrement), so the
 /// cap binds only when almost every cell is zero.
+///
+/// ```
+/// assert_eq!(streambloom::importance::BY_VALUE_TRIES, 64);
+/// ```
 pub const BY_VALUE_TRIES: usize = 64;
 
 /// How an item's cells are raised (§III).
+///
+/// ```
+/// use streambloom::importance::Insert;
+/// let two_class = Insert::TwoClass { important_from: 26 }; // IBF-2C, importance 1..=50
+/// assert_ne!(two_class, Insert::ByImportance);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Insert {
     /// M-insert: every item sets its cells to `Max` (the Stable filter).
@@ -112,6 +122,12 @@ pub enum Insert {
 }
 
 /// Which cells are decremented after each item's probe.
+///
+/// ```
+/// use streambloom::importance::Eviction;
+/// let ibf_h = Eviction::ByValue;
+/// assert_ne!(ibf_h, Eviction::Random);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Eviction {
     /// `P` consecutive cells from a uniformly random start (the Stable
@@ -126,6 +142,14 @@ pub enum Eviction {
 }
 
 /// Importance → level, `1..=Max` (the paper's `f`, §III-B).
+///
+/// ```
+/// use streambloom::importance::ImportanceMap;
+/// let double = ImportanceMap::Function(|i| 2 * i);
+/// assert_eq!(double.level(3, 7)?, 6);
+/// assert!(double.level(4, 7).is_err()); // 8 > Max
+/// # Ok::<(), streambloom::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub enum ImportanceMap {
     /// Importance `1..=top` onto the levels linearly: `⌈i·Max/top⌉`.
@@ -217,6 +241,15 @@ impl ImportanceMap {
 /// (`cells`, `bits_per_cell` = `d`, `k` = `K`, `p` = `P`, `layout`, as in
 /// [`StableParams`]), its [`Eviction`], [`Insert`] policy and
 /// [`ImportanceMap`].
+///
+/// ```
+/// use streambloom::importance::{Eviction, ImportanceMap, ImportanceParams, Insert};
+/// use streambloom::stable::Layout;
+/// // Table II: 16 KB of 3-bit cells, K = 5, P = 10, importance 1..=50.
+/// let ibf_mc = ImportanceParams { cells: 16_384, bits_per_cell: 3, k: 5, p: 10, eviction: Eviction::Random,
+///     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 50 } };
+/// assert_eq!(ibf_mc.stable().max(), 7);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct ImportanceParams {
     /// Cells `m` (whole blocks of them).
@@ -265,6 +298,17 @@ impl ImportanceParams {
 
 /// An Importance-aware Bloom filter of `W`-bit cells in storage `S`,
 /// hashing with `H` (see the [module docs](self)).
+///
+/// ```
+/// use streambloom::importance::{Eviction, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
+/// use streambloom::stable::Layout;
+/// use streambloom::W8;
+/// let params = ImportanceParams { cells: 4096, bits_per_cell: 3, k: 4, p: 4, eviction: Eviction::Random,
+///     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 10 } };
+/// let mut f = ImportanceBloom::<W8>::new(params, 1)?;
+/// assert!(!f.observe(&7u64, 9)?);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct ImportanceBloom<W: Width, S = DefaultStorage, H = DefaultHasher> {
     stable: StableBloom<W, S, H>,
@@ -647,38 +691,118 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
 
     /// The sweep pointer ([`Eviction::Sweep`]): what
     /// [`restore`](Self::restore) takes back.
+    ///
+    /// ```
+    /// # use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};
+    /// # use streambloom::stable::Layout;
+    /// # use streambloom::W8;
+    /// # let params = ImportanceParams { cells: 4096, bits_per_cell: 3, k: 4, p: 4, eviction: Eviction::Sweep,
+    /// #     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 10 } };
+    /// let mut f = ImportanceBloom::<W8>::new(params, 1)?;
+    /// f.observe("a", 3)?;
+    /// assert_eq!(f.cursor(), 4); // one item: P = 4 cells swept
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
     pub fn cursor(&self) -> usize {
         self.stable.cursor()
     }
 
     /// The number of cells, `m`.
+    ///
+    /// ```
+    /// # use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};
+    /// # use streambloom::stable::Layout;
+    /// # use streambloom::W8;
+    /// # let params = ImportanceParams { cells: 4096, bits_per_cell: 3, k: 4, p: 4, eviction: Eviction::Sweep,
+    /// #     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 10 } };
+    /// assert_eq!(ImportanceBloom::<W8>::new(params, 1)?.cells(), 4096);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
     pub fn cells(&self) -> usize {
         self.stable.cells()
     }
 
     /// The fraction of cells that are zero now (the quantity the Markov
     /// model's `V_0` predicts at steady state).
+    ///
+    /// ```
+    /// # use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};
+    /// # use streambloom::stable::Layout;
+    /// # use streambloom::W8;
+    /// # let params = ImportanceParams { cells: 4096, bits_per_cell: 3, k: 4, p: 4, eviction: Eviction::Sweep,
+    /// #     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 10 } };
+    /// let mut f = ImportanceBloom::<W8>::new(params, 1)?;
+    /// assert_eq!(f.zero_fraction(), 1.0);
+    /// f.observe("a", 10)?;
+    /// assert!(f.zero_fraction() < 1.0);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
     pub fn zero_fraction(&self) -> f64 {
         self.stable.zero_fraction()
     }
 
     /// All blocks, for comparing and persisting filters.
+    ///
+    /// ```
+    /// # use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};
+    /// # use streambloom::stable::Layout;
+    /// # use streambloom::W8;
+    /// # let params = ImportanceParams { cells: 4096, bits_per_cell: 3, k: 4, p: 4, eviction: Eviction::Sweep,
+    /// #     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 10 } };
+    /// assert_eq!(ImportanceBloom::<W8>::new(params, 1)?.blocks().len(), 64);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
     pub fn blocks(&self) -> &[Block] {
         self.stable.blocks()
     }
 
     /// The kernel implementation in use.
+    ///
+    /// ```
+    /// # use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};
+    /// # use streambloom::stable::Layout;
+    /// # use streambloom::W8;
+    /// # let params = ImportanceParams { cells: 4096, bits_per_cell: 3, k: 4, p: 4, eviction: Eviction::Sweep,
+    /// #     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 10 } };
+    /// assert_eq!(ImportanceBloom::<W8>::new(params, 1)?.isa(), streambloom::Isa::detect());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
     pub fn isa(&self) -> Isa {
         self.stable.isa()
     }
 
     /// Forces the kernel implementation; [`Error::Unsupported`] if this
     /// CPU lacks `isa`. Every implementation gives identical cells.
+    ///
+    /// ```
+    /// # use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};
+    /// # use streambloom::stable::Layout;
+    /// # use streambloom::W8;
+    /// # let params = ImportanceParams { cells: 4096, bits_per_cell: 3, k: 4, p: 4, eviction: Eviction::Sweep,
+    /// #     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 10 } };
+    /// let mut f = ImportanceBloom::<W8>::new(params, 1)?;
+    /// f.set_isa(streambloom::Isa::Scalar)?;
+    /// assert_eq!(f.isa(), streambloom::Isa::Scalar);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
     pub fn set_isa(&mut self, isa: Isa) -> Result<()> {
         self.stable.set_isa(isa)
     }
 
     /// Empties the filter (all cells zero).
+    ///
+    /// ```
+    /// # use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};
+    /// # use streambloom::stable::Layout;
+    /// # use streambloom::W8;
+    /// # let params = ImportanceParams { cells: 4096, bits_per_cell: 3, k: 4, p: 4, eviction: Eviction::Sweep,
+    /// #     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 10 } };
+    /// let mut f = ImportanceBloom::<W8>::new(params, 1)?;
+    /// f.observe("a", 5)?;
+    /// f.clear();
+    /// assert!(!f.contains("a"));
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
     pub fn clear(&mut self) {
         self.stable.clear();
     }
