@@ -141,7 +141,7 @@ mod tests {
             ErrorKind::InvalidSubcommand
         );
         assert_eq!(
-            kind("streambloom-bench repro importance"),
+            kind("streambloom-bench repro timing"),
             ErrorKind::InvalidSubcommand
         );
         assert_eq!(

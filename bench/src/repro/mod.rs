@@ -5,6 +5,7 @@
 //! report implementing [`crate::output::Report`]) and a variant of
 //! [`Paper`].
 
+pub mod importance;
 pub mod spectral;
 
 use crate::output::Output;
@@ -17,11 +18,16 @@ pub enum Paper {
     /// blocked filter and on an unblocked reference, beside the paper
     #[command(long_about = spectral::LONG_ABOUT)]
     Spectral(spectral::Args),
+    /// Importance-aware Bloom filter: the synthetic experiments of §IV-D
+    /// (Table II settings) and the zero fraction against the Markov model
+    #[command(long_about = importance::LONG_ABOUT)]
+    Importance(importance::Args),
 }
 
 /// Runs the experiments of `paper` and prints the report.
 pub fn run(paper: &Paper, out: &Output) -> Result<(), String> {
     match paper {
         Paper::Spectral(args) => spectral::run(args, out),
+        Paper::Importance(args) => importance::run(args, out),
     }
 }
