@@ -313,7 +313,16 @@ impl ImportanceParams {
 pub struct ImportanceBloom<W: Width, S = DefaultStorage, H = DefaultHasher> {
     stable: StableBloom<W, S, H>,
     params: ImportanceParams,
+    /// The levels of importances `0..TABLE` by the insert policy and a
+    /// [`Linear`](ImportanceMap::Linear) or [`Classes`](ImportanceMap::Classes)
+    /// map, 0 where outside the map's domain or for a
+    /// [`Function`](ImportanceMap::Function) map (computed then, as are
+    /// larger importances): a load instead of the map's division.
+    levels: [u32; TABLE],
 }
+
+/// Importances below this have their level in a table.
+const TABLE: usize = 64;
 
 impl<W: Width, S: Storage, H> core::fmt::Debug for ImportanceBloom<W, S, H> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -441,7 +450,21 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
         if let Insert::TwoClass { important_from: 0 } = params.insert {
             return Err(Error::param("important_from", 0u32, "at least 1"));
         }
-        Ok(ImportanceBloom { stable, params })
+        let mut f = ImportanceBloom {
+            stable,
+            params,
+            levels: [0; TABLE],
+        };
+        // A caller's function is called only with the importances it is
+        // given: it may not expect the others.
+        if !matches!(params.map, ImportanceMap::Function(_)) {
+            let mut levels = [0; TABLE];
+            for (i, l) in levels.iter_mut().enumerate() {
+                *l = f.computed_level(i as u32).unwrap_or(0);
+            }
+            f.levels = levels;
+        }
+        Ok(f)
     }
 
     /// The hash of `key` that the `*_hash` methods take.
@@ -479,7 +502,16 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
     /// assert_eq!((f.level(25)?, f.level(26)?), (3, 7));
     /// # Ok::<(), streambloom::Error>(())
     /// ```
+    #[inline]
     pub fn level(&self, importance: u32) -> Result<u32> {
+        match self.levels.get(importance as usize) {
+            Some(&level) if level != 0 => Ok(level),
+            _ => self.computed_level(importance),
+        }
+    }
+
+    /// [`level`](Self::level), computed.
+    fn computed_level(&self, importance: u32) -> Result<u32> {
         let max = self.stable.params().max();
         let mapped = self.params.map.level(importance, max)?;
         Ok(match self.params.insert {

@@ -403,3 +403,31 @@ fn levels_follow_the_policy_and_map() {
         7
     );
 }
+
+/// The level table answers as the computation, inside and outside every
+/// map's domain and past the table's end.
+#[test]
+fn the_level_table_is_the_computed_level() {
+    let maps = [
+        ImportanceMap::Linear { top: 50 },
+        ImportanceMap::Linear { top: 200 },
+        ImportanceMap::Classes(&[3, 40, 70]),
+    ];
+    let inserts = [
+        Insert::Max,
+        Insert::TwoClass { important_from: 26 },
+        Insert::ByImportance,
+    ];
+    for map in maps {
+        for insert in inserts {
+            let p = ImportanceParams {
+                map,
+                ..params(1024, 3, 4, 4, insert)
+            };
+            let f = ImportanceBloom::<W8>::new(p, 1).unwrap();
+            for i in 0..300 {
+                assert_eq!(f.level(i), f.computed_level(i), "{map:?} {insert:?} {i}");
+            }
+        }
+    }
+}
