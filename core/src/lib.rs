@@ -8,6 +8,7 @@
 //! | "have I seen this key?" over a set that only grows | [`Classic`] | [`insert`](Classic::insert) (check-and-set), [`contains`](Classic::contains) | false positives at [`Classic::predicted_fpr`] |
 //! | "is this a duplicate?" over an endless stream, in fixed memory | [`StableBloom`] | [`observe`](StableBloom::observe) | false positives *and* false negatives, both bounded and stable ([`stable`] module docs); [`Eviction::Sweep`] never forgets within a window |
 //! | "is this a duplicate?", remembering important keys longer | [`ImportanceBloom`] | [`observe`](ImportanceBloom::observe)`(key, importance)` | as [`StableBloom`], with fewer false negatives for important keys ([`importance`] module docs) |
+//! | "is this a duplicate?", keeping a reservoir sample of the stream's past | [`ReservoirBloom`] | [`observe`](ReservoirBloom::observe) | false positives and negatives; insertions thin out as `s/i` ([`reservoir`] module docs) |
 //! | "how often has this key occurred?" | [`Spectral`] with [`MinimumSelection`] (deletions), [`MinimalIncrease`] (fewer errors, no deletions) or [`RecurringMinimum`] | [`estimate`](Spectral::estimate), [`at_least`](Spectral::at_least), [`union`](Spectral::union), [`join`](Spectral::join) | over-estimates only (see each policy) |
 //! | counts over the last `W` items; counts of value ranges | [`spectral::SlidingWindow`], [`spectral::RangeTree`] | as [`Spectral`] | as [`Spectral`] |
 //!
@@ -56,7 +57,7 @@
 //!
 //! # Modules
 //!
-//! - [`classic`], [`stable`], [`importance`], [`spectral`]: the filters,
+//! - [`classic`], [`stable`], [`importance`], [`reservoir`], [`spectral`]: the filters,
 //!   their params and planners.
 //! - [`analysis`]: the papers' formulas and this crate's models of the
 //!   blocked filters, which the planners plan by.
@@ -95,7 +96,7 @@ mod search;
 pub mod store;
 
 pub use error::{Error, Result, Value};
-pub use filters::{classic, importance, spectral, stable};
+pub use filters::{classic, importance, reservoir, spectral, stable};
 pub use hash::Layout;
 
 pub use classic::{Classic, ClassicParams};
@@ -137,6 +138,7 @@ pub(crate) fn proptest_config(
 struct ReadmeDoctests;
 
 pub use importance::{ImportanceBloom, ImportanceParams};
+pub use reservoir::{ReservoirBloom, ReservoirParams};
 pub use spectral::{MinimalIncrease, MinimumSelection, RecurringMinimum, Spectral, SpectralParams};
 pub use stable::{Eviction, StableBloom, StableParams};
 pub use store::Storage;

@@ -9,5 +9,6 @@
 
 pub mod classic;
 pub mod importance;
+pub mod reservoir;
 pub mod spectral;
 pub mod stable;

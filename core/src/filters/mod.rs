@@ -4,5 +4,6 @@
 
 pub mod classic;
 pub mod importance;
+pub mod reservoir;
 pub mod spectral;
 pub mod stable;
