@@ -10,6 +10,7 @@
 mod baseline;
 mod classic;
 mod importance;
+mod reservoir;
 mod spectral;
 mod stable;
 
@@ -45,6 +46,7 @@ pub fn all() -> Vec<Target> {
         classic::targets(),
         stable::targets(),
         importance::targets(),
+        reservoir::targets(),
         spectral::targets(),
     ]
     .concat()

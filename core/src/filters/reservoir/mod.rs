@@ -42,6 +42,16 @@
 //! [`Reset::Uniform`] draws the paper's uniform position over the whole
 //! sub-filter instead.
 //!
+//! **No SIMD kernel.** An observation reads `k` single bits and writes at
+//! most `2k`: plain byte operations, with `k ≤ 8` fixed at compile time
+//! (one instantiation each) and the probe without an early exit (a
+//! random-outcome branch per item). Masks for the block kernels, built bit
+//! by bit, went through memory and cost more than the bits themselves:
+//! 20.0 ns an item (k = 3, 16 KiB, in the forced phase) with the kernels
+//! against 11.9 ns this way (Zen 3, one run each of a 5·10^7-item loop).
+//! So [`set_isa`](ReservoirBloom::set_isa) changes nothing here; it is
+//! kept so that code choosing an instruction set for every filter works.
+//!
 //! # What it guarantees
 //!
 //! False positives *and* false negatives. About half the bits end up set
@@ -75,7 +85,7 @@ use crate::rng::Rng;
 use crate::store::{self, Cells, DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, W1};
 use core::hash::{BuildHasher, Hash};
-use streambloom_kernels::{Backend, Body, Ops, prefetch, set_cell};
+use streambloom_kernels::prefetch;
 
 /// Domain separation between the hasher's outputs for keys and the seed of
 /// the filter's PRNG (the hasher's hash of this constant).
@@ -89,13 +99,17 @@ const POSITION_SALT: u64 = 0xA54F_F53A_5F1D_36F1;
 /// sub-filters.
 const PAIR_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// The bits of item `h` as two block masks: sub-filters `0..k1` in the
-/// first, `k1..k` in the second. Bit `j` is `j·sector + ⌊x_j·sector/2^32⌋`,
-/// `x_j` a 32-bit half of `mix64` of the salted hash (one remix per two
-/// sub-filters).
+/// Calls `each(j, bit)` for sub-filter `j`'s bit of item `h` in its block,
+/// `j` in `0..k`, until `each` returns `false`; returns whether it never
+/// did. Bit `j` is `j·sector + ⌊x_j·sector/2^32⌋`, `x_j` a 32-bit half of
+/// `mix64` of the salted hash (one remix per two sub-filters).
 #[inline(always)]
-pub(crate) fn item_masks(h: u64, k: u32, k1: u32, sector: usize) -> ([u64; 8], [u64; 8]) {
-    let (mut first, mut second) = ([0u64; 8], [0u64; 8]);
+pub(crate) fn each_bit(
+    h: u64,
+    k: u32,
+    sector: usize,
+    mut each: impl FnMut(u32, usize) -> bool,
+) -> bool {
     let mut j = 0;
     while j < k {
         let x = mix64(h ^ POSITION_SALT ^ u64::from(j).wrapping_mul(PAIR_STEP));
@@ -104,12 +118,106 @@ pub(crate) fn item_masks(h: u64, k: u32, k1: u32, sector: usize) -> ([u64; 8], [
                 break;
             }
             let bit = j as usize * sector + ((half * sector as u64) >> 32) as usize;
-            let mask = if j < k1 { &mut first } else { &mut second };
-            mask[bit / 64] |= 1 << (bit % 64);
+            if !each(j, bit) {
+                return false;
+            }
             j += 1;
         }
     }
-    (first, second)
+    true
+}
+
+/// Bit `bit` of `block` (taken modulo 512: callers pass `bit < 512`, and
+/// the reduction lets the compiler drop the bounds check).
+#[inline(always)]
+fn bit_of(block: &Block, bit: usize) -> bool {
+    let bit = bit % Block::BITS;
+    block.0[bit / 8] >> (bit % 8) & 1 == 1
+}
+
+/// Sets bit `bit` of `block` (modulo 512, as [`bit_of`]).
+#[inline(always)]
+fn set_bit(block: &mut Block, bit: usize) {
+    let bit = bit % Block::BITS;
+    block.0[bit / 8] |= 1 << (bit % 8);
+}
+
+/// Clears bit `bit` of `block` (modulo 512, as [`bit_of`]).
+#[inline(always)]
+fn clear_bit(block: &mut Block, bit: usize) {
+    let bit = bit % Block::BITS;
+    block.0[bit / 8] &= !(1 << (bit % 8));
+}
+
+/// An item's bits, one a sub-filter, visited in order of sub-filter.
+trait Bits {
+    /// Calls `each(j, bit)` for `j` in `0..k` until it returns `false`;
+    /// returns whether it never did.
+    fn each(&self, each: impl FnMut(u32, usize) -> bool) -> bool;
+}
+
+/// The bits of an item in a filter of `K` sub-filters, for `K ≤ 8`: `k`
+/// and the sector fixed at compile time, the bits computed once into
+/// registers (one instantiation per `K`; a run-time `k` costs about 2.5×
+/// the instructions of an observation).
+struct Fixed<const K: usize>([usize; K]);
+
+impl<const K: usize> Fixed<K> {
+    #[inline(always)]
+    fn new(h: u64) -> Self {
+        let mut bits = [0; K];
+        each_bit(h, K as u32, Block::BITS / K, |j, bit| {
+            bits[j as usize] = bit;
+            true
+        });
+        Fixed(bits)
+    }
+}
+
+impl<const K: usize> Bits for Fixed<K> {
+    #[inline(always)]
+    fn each(&self, mut each: impl FnMut(u32, usize) -> bool) -> bool {
+        self.0
+            .iter()
+            .enumerate()
+            .all(|(j, &bit)| each(j as u32, bit))
+    }
+}
+
+/// The bits of an item for any `k`, computed as they are visited.
+struct Computed {
+    h: u64,
+    k: u32,
+    sector: usize,
+}
+
+impl Bits for Computed {
+    #[inline(always)]
+    fn each(&self, each: impl FnMut(u32, usize) -> bool) -> bool {
+        each_bit(self.h, self.k, self.sector, each)
+    }
+}
+
+/// Runs `$f.$method(h, bits)` with the item's [`Bits`]: [`Fixed`] for
+/// `k ≤ 8`, else [`Computed`].
+macro_rules! with_bits {
+    ($f:expr, $h:expr, $method:ident) => {{
+        let (f, h) = ($f, $h);
+        match f.params.k {
+            1 => f.$method(h, Fixed::<1>::new(h)),
+            2 => f.$method(h, Fixed::<2>::new(h)),
+            3 => f.$method(h, Fixed::<3>::new(h)),
+            4 => f.$method(h, Fixed::<4>::new(h)),
+            5 => f.$method(h, Fixed::<5>::new(h)),
+            6 => f.$method(h, Fixed::<6>::new(h)),
+            7 => f.$method(h, Fixed::<7>::new(h)),
+            8 => f.$method(h, Fixed::<8>::new(h)),
+            k => {
+                let sector = f.sector;
+                f.$method(h, Computed { h, k, sector })
+            }
+        }
+    }};
 }
 
 /// Runs the filter's process: the stream position and the counters its
@@ -364,7 +472,7 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
     /// ```
     #[inline]
     pub fn observe_hash(&mut self, h: u64) -> bool {
-        self.cells.engine().run(ObserveOne { filter: self, h })
+        self.observe_one(h)
     }
 
     /// [`contains`](Self::contains) for a key already hashed to `h`.
@@ -377,7 +485,7 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        self.cells.engine().run(ContainsOne { filter: self, h })
+        self.contains_one(h)
     }
 
     /// [`observe_batch`](Self::observe_batch) for keys already hashed; out
@@ -395,11 +503,12 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
     /// ```
     pub fn observe_batch_hash(&mut self, hashes: &[u64], dup: &mut [bool]) -> Result<()> {
         Error::check_len("dup", hashes.len(), dup.len())?;
-        self.cells.engine().run(ObserveBatch {
-            filter: self,
-            hashes,
-            dup,
-        });
+        crate::filter::batch!(
+            hashes.len(),
+            self.cells.prefetching(),
+            |i| self.prefetch_hash(hashes[i]),
+            |i| dup[i] = self.observe_one(hashes[i])
+        );
         Ok(())
     }
 
@@ -416,11 +525,12 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
     /// ```
     pub fn contains_batch_hash(&self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
         Error::check_len("found", hashes.len(), found.len())?;
-        self.cells.engine().run(ContainsBatch {
-            filter: self,
-            hashes,
-            found,
-        });
+        crate::filter::batch!(
+            hashes.len(),
+            self.cells.prefetching(),
+            |i| self.prefetch_hash(hashes[i]),
+            |i| found[i] = self.contains_one(hashes[i])
+        );
         Ok(())
     }
 
@@ -431,13 +541,10 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
     }
 
     /// The blocks of item `h` (the second equal to the first in one
-    /// block) and its bits in each.
+    /// block).
     #[inline(always)]
     fn place(&self, h: u64) -> Place {
         let blocks = self.cells.block_count();
-        let k = self.params.k;
-        let (k1, _) = self.params.layout.halves(k);
-        let (first, second) = item_masks(h, k, k1, self.sector);
         let a = hash::block_of(h, blocks);
         Place {
             a,
@@ -446,9 +553,7 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
             } else {
                 a
             },
-            first,
-            second,
-            k1,
+            k1: self.params.layout.halves(self.params.k).0,
         }
     }
 
@@ -462,73 +567,86 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
         }
     }
 
-    /// Whether every bit of `place` is set, with `ops`'s kernels.
+    /// Whether every one of `bits` is set.
     #[inline(always)]
-    fn present<B: Backend>(&self, ops: Ops<W1, B>, place: &Place) -> bool {
-        !ops.any_zero(self.cells.block(place.a), place.first)
-            && (!self.two() || !ops.any_zero(self.cells.block(place.b), place.second))
+    fn present(&self, bits: &impl Bits, place: &Place) -> bool {
+        let (a, b) = (self.cells.block(place.a), self.cells.block(place.b));
+        // Every bit read, no early exit: one predictable loop.
+        let mut all = true;
+        bits.each(|j, bit| {
+            all &= bit_of(if j < place.k1 { a } else { b }, bit);
+            true
+        });
+        all
     }
 
     /// Item `h`'s query.
     #[inline(always)]
-    fn contains_with<B: Backend>(&self, ops: Ops<W1, B>, h: u64) -> bool {
-        self.present(ops, &self.place(h))
+    fn contains_one(&self, h: u64) -> bool {
+        with_bits!(self, h, contains_bits)
     }
 
-    /// Item `h`'s observation: probe, decide, insert (module docs).
+    /// Item `h`'s query, its bits `bits`.
     #[inline(always)]
-    fn observe_with<B: Backend>(&mut self, ops: Ops<W1, B>, h: u64) -> bool {
+    fn contains_bits(&self, h: u64, bits: impl Bits) -> bool {
+        self.present(&bits, &self.place(h))
+    }
+
+    /// Item `h`'s observation.
+    #[inline(always)]
+    fn observe_one(&mut self, h: u64) -> bool {
+        with_bits!(self, h, observe_bits)
+    }
+
+    /// Item `h`'s observation, its bits `bits`: probe, decide, insert
+    /// (module docs).
+    #[inline(always)]
+    fn observe_bits(&mut self, h: u64, bits: impl Bits) -> bool {
         let place = self.place(h);
-        let dup = self.present(ops, &place);
+        let dup = self.present(&bits, &place);
         let i = self.stream.position.saturating_add(1);
         self.stream.position = i;
         let s = self.model.s;
         let insert = i <= s || (!dup && i >= self.model.forced_from) || self.rng.below(i) < s;
         if insert {
-            if i > s || self.params.reset_during_fill {
-                self.clear_positions(ops, &place);
-            }
-            ops.assign(self.cells.block_mut(place.a), place.first, 1);
-            if self.two() {
-                ops.assign(self.cells.block_mut(place.b), place.second, 1);
-            }
+            let clear = i > s || self.params.reset_during_fill;
+            self.insert(&bits, &place, clear);
             self.stream.insertions += 1;
         }
         dup
     }
 
-    /// Step 3's clears: one random position in each sub-filter, in the
-    /// item's own blocks ([`Reset::OwnBlock`]) or anywhere
-    /// ([`Reset::Uniform`]).
+    /// Step 3, sub-filter by sub-filter: clear one random position (if
+    /// `clear`) in the item's own block ([`Reset::OwnBlock`]: the positions
+    /// of two sub-filters from the two halves of one PRNG draw) or anywhere
+    /// ([`Reset::Uniform`]: a block, then a position), then set the item's
+    /// bit. Sub-filters are disjoint, so this is the same as every clear
+    /// before every set.
     #[inline(always)]
-    fn clear_positions<B: Backend>(&mut self, ops: Ops<W1, B>, place: &Place) {
-        let sector = self.sector;
-        match self.params.reset {
-            Reset::OwnBlock => {
-                let (mut first, mut second) = ([0u64; 8], [0u64; 8]);
-                for j in 0..self.params.k as usize {
-                    let bit = j * sector + self.rng.below(sector as u64) as usize;
-                    let mask = if j < place.k1 as usize {
-                        &mut first
-                    } else {
-                        &mut second
-                    };
-                    mask[bit / 64] |= 1 << (bit % 64);
-                }
-                ops.assign(self.cells.block_mut(place.a), first, 0);
-                if self.two() {
-                    ops.assign(self.cells.block_mut(place.b), second, 0);
-                }
+    fn insert(&mut self, bits: &impl Bits, place: &Place, clear: bool) {
+        let (sector, reset) = (self.sector, self.params.reset);
+        let blocks = self.cells.block_count() as u64;
+        let rng = &mut self.rng;
+        let cells = self.cells.blocks_mut();
+        let mut draw = 0u64;
+        bits.each(|j, bit| {
+            let own = if j < place.k1 { place.a } else { place.b };
+            if clear {
+                let (block, r) = match reset {
+                    Reset::OwnBlock => {
+                        if j % 2 == 0 {
+                            draw = rng.next_u64();
+                        }
+                        (own, (draw >> (32 * (j % 2))) & 0xFFFF_FFFF)
+                    }
+                    Reset::Uniform => (rng.below(blocks) as usize, rng.next_u64() >> 32),
+                };
+                let pos = j as usize * sector + ((r * sector as u64) >> 32) as usize;
+                clear_bit(&mut cells[block], pos);
             }
-            Reset::Uniform => {
-                let blocks = self.cells.block_count() as u64;
-                for j in 0..self.params.k as usize {
-                    let block = self.rng.below(blocks) as usize;
-                    let bit = j * sector + self.rng.below(sector as u64) as usize;
-                    set_cell::<W1>(self.cells.block_mut(block), bit, 0);
-                }
-            }
-        }
+            set_bit(&mut cells[own], bit);
+            true
+        });
     }
 
     /// Empties the filter and restarts the stream (position and insertion
@@ -704,7 +822,8 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
     }
 
     /// Forces the kernel implementation; [`Error::Unsupported`] if this CPU
-    /// lacks it.
+    /// lacks it. This filter runs no kernel (module docs), so its answers
+    /// and speed do not change.
     ///
     /// ```
     /// # use streambloom::reservoir::{ReservoirBloom, ReservoirParams};
@@ -731,82 +850,10 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
     }
 }
 
-/// An item's blocks and its bits in each.
+/// An item's blocks.
 struct Place {
     a: usize,
     b: usize,
-    first: [u64; 8],
-    second: [u64; 8],
     /// Sub-filters in the first block.
     k1: u32,
-}
-
-/// [`ReservoirBloom::observe_hash`] as one [`Body`].
-struct ObserveOne<'a, S, H> {
-    filter: &'a mut ReservoirBloom<S, H>,
-    h: u64,
-}
-
-impl<S: Storage, H: BuildHasher> Body for ObserveOne<'_, S, H> {
-    type Output = bool;
-    #[inline(always)]
-    fn run<B: Backend>(self, backend: B) -> bool {
-        self.filter.observe_with(Ops::new(backend), self.h)
-    }
-}
-
-/// [`ReservoirBloom::contains_hash`] as one [`Body`].
-struct ContainsOne<'a, S, H> {
-    filter: &'a ReservoirBloom<S, H>,
-    h: u64,
-}
-
-impl<S: Storage, H: BuildHasher> Body for ContainsOne<'_, S, H> {
-    type Output = bool;
-    #[inline(always)]
-    fn run<B: Backend>(self, backend: B) -> bool {
-        self.filter.contains_with(Ops::new(backend), self.h)
-    }
-}
-
-/// [`ReservoirBloom::observe_batch_hash`] as one [`Body`].
-struct ObserveBatch<'a, S, H> {
-    filter: &'a mut ReservoirBloom<S, H>,
-    hashes: &'a [u64],
-    dup: &'a mut [bool],
-}
-
-impl<S: Storage, H: BuildHasher> Body for ObserveBatch<'_, S, H> {
-    type Output = ();
-    #[inline(always)]
-    fn run<B: Backend>(self, backend: B) {
-        let (ops, f, hashes, dup) = (Ops::new(backend), self.filter, self.hashes, self.dup);
-        crate::filter::batch!(
-            hashes.len(),
-            f.cells.prefetching(),
-            |i| f.prefetch_hash(hashes[i]),
-            |i| dup[i] = f.observe_with(ops, hashes[i])
-        );
-    }
-}
-
-/// [`ReservoirBloom::contains_batch_hash`] as one [`Body`].
-struct ContainsBatch<'a, S, H> {
-    filter: &'a ReservoirBloom<S, H>,
-    hashes: &'a [u64],
-    found: &'a mut [bool],
-}
-
-impl<S: Storage, H: BuildHasher> Body for ContainsBatch<'_, S, H> {
-    type Output = ();
-    #[inline(always)]
-    fn run<B: Backend>(self, backend: B) {
-        let (ops, f, hashes, found) = (Ops::new(backend), self.filter, self.hashes, self.found);
-        crate::filter::batch!(
-            hashes.len(),
-            f.cells.prefetching(),
-            |i| f.prefetch_hash(hashes[i]),
-            |i| found[i] = f.contains_with(ops, hashes[i])
-        );
-    }
 }

@@ -58,15 +58,29 @@ impl Naive {
         let insert = fill || forced || self.rng.below(i) < self.s;
         if insert {
             if i > self.s || self.p.reset_during_fill {
+                let mut draw = 0;
                 for (j, &(own, _)) in cells.iter().enumerate() {
-                    let (block, pos) = match self.p.reset {
-                        Reset::OwnBlock => (own, self.rng.below(self.sector as u64)),
+                    let (block, r) = match self.p.reset {
+                        Reset::OwnBlock => {
+                            if j % 2 == 0 {
+                                draw = self.rng.next_u64();
+                            }
+                            (
+                                own,
+                                if j % 2 == 0 {
+                                    draw & 0xFFFF_FFFF
+                                } else {
+                                    draw >> 32
+                                },
+                            )
+                        }
                         Reset::Uniform => {
                             let block = self.rng.below(self.bits.len() as u64) as usize;
-                            (block, self.rng.below(self.sector as u64))
+                            (block, self.rng.next_u64() >> 32)
                         }
                     };
-                    self.bits[block][j * self.sector + pos as usize] = false;
+                    let pos = ((r * self.sector as u64) >> 32) as usize;
+                    self.bits[block][j * self.sector + pos] = false;
                 }
             }
             for &(b, i) in &cells {
@@ -82,7 +96,7 @@ impl Naive {
             .map(|bits| {
                 let mut block = Block::ZERO;
                 for (i, &on) in bits.iter().enumerate() {
-                    set_cell::<W1>(&mut block, i, u32::from(on));
+                    streambloom_kernels::set_cell::<W1>(&mut block, i, u32::from(on));
                 }
                 block
             })

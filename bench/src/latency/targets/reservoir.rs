@@ -1,0 +1,71 @@
+//! `ReservoirBloom` targets: observe item by item, the paper's planning
+//! (k = 3 at a threshold rate of 0.1, p* = 0.03), clears in the item's own
+//! block and drawn uniformly (up to k more lines an insertion).
+//!
+//! The filter is measured where a long stream spends its life: past the
+//! threshold (the forced phase: every item reported new is inserted, the
+//! costliest case: probe, `k` PRNG draws, clear, set) and settled. Feeding
+//! it `⌈s/p*⌉` items would take 6·10^9 at 64 MiB, so it is restored at
+//! that position over bits drawn one with the settled probability
+//! ([`forced_ones`]), and the sampler's warm-up does the rest.
+//!
+//! Single-bit operations run no kernel (the filter's docs say why), so the
+//! targets are measured once per size.
+
+use streambloom::analysis::reservoir::forced_ones;
+use streambloom::reservoir::{ReservoirBloom, ReservoirParams, Reset};
+use streambloom::rng::Rng;
+use streambloom::{hash, Block};
+
+use super::super::sampler::{Plan, SEED};
+use super::Target;
+use crate::stats::Summary;
+
+/// The Reservoir-sampling filter targets.
+pub fn targets() -> Vec<Target> {
+    vec![
+        Target {
+            name: "reservoir-observe",
+            about: "ReservoirBloom::observe_hash, k = 3 (the paper's plan at FPR_t = 0.1), \
+                    p* = 0.03, in the forced phase; clears in the item's own block",
+            per_isa: false,
+            run: |bytes, _, plan| observe(reservoir(bytes, Reset::OwnBlock)?, bytes, plan),
+        },
+        Target {
+            name: "reservoir-uniform",
+            about: "reservoir-observe with the paper's uniform clears: a random block \
+                    per sub-filter",
+            per_isa: false,
+            run: |bytes, _, plan| observe(reservoir(bytes, Reset::Uniform)?, bytes, plan),
+        },
+    ]
+}
+
+/// Measures `f.observe_hash` item by item.
+fn observe(mut f: ReservoirBloom, bytes: usize, plan: &Plan) -> Result<Summary, String> {
+    plan.measure(bytes, |h| f.observe_hash(h))
+}
+
+/// `bytes` of memory planned the paper's way, in the forced phase.
+fn reservoir(bytes: usize, reset: Reset) -> Result<ReservoirBloom, String> {
+    let params = ReservoirParams::plan(bytes * 8, 0.1)
+        .map_err(|e| e.to_string())?
+        .with_reset(reset);
+    let model = params.model().map_err(|e| e.to_string())?;
+    let ones = forced_ones(model.clear_from as f64, model.k);
+    let mut rng = Rng::new(SEED);
+    let blocks = params.blocks().map_err(|e| e.to_string())?;
+    let storage: Vec<Block> = (0..blocks)
+        .map(|_| {
+            let mut block = Block::ZERO;
+            for byte in &mut block.0 {
+                for bit in 0..8 {
+                    *byte |= u8::from(rng.unit() < ones) << bit;
+                }
+            }
+            block
+        })
+        .collect();
+    let hasher = hash::seeded_hasher(SEED);
+    ReservoirBloom::restore(params, storage, hasher, model.forced_from).map_err(|e| e.to_string())
+}
