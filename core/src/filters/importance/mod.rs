@@ -54,7 +54,11 @@
 //! [`crate::analysis::importance`] solves the paper's Markov chain (and
 //! the exact one of this order of operations) for the stationary zero
 //! fraction `V_0`; the tests hold the measured zero fraction of IBF-2C and
-//! IBF-MC to it.
+//! IBF-MC to it. Its blocked model ([`layout_fpr`](crate::analysis::importance::layout_fpr))
+//! gives the false-positive rate the filter delivers on distinct keys for
+//! the stream's importances, which [`ImportanceParams::plan`] plans by
+//! (`d`, `K` and `P` for a memory budget, a target rate, the policies and
+//! the importances' frequencies; the tests measure the delivered rate).
 //!
 //! ```
 //! use streambloom::importance::{Eviction, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
@@ -77,12 +81,14 @@
 //! # Ok::<(), streambloom::Error>(())
 //! ```
 
+#[cfg(feature = "alloc")]
+mod plan;
 #[cfg(test)]
 mod tests;
 
 pub use crate::hash::Layout;
 
-use crate::hash::{self, DefaultHasher};
+use crate::hash::DefaultHasher;
 use crate::stable::{StableBloom, StableParams};
 use crate::store::{DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, Width};
@@ -294,6 +300,19 @@ impl ImportanceParams {
             layout: self.layout,
         }
     }
+
+    /// The level an item of `importance` raises its cells to in cells of
+    /// largest value `max`, by the [`Insert`] policy and the map
+    /// ([`ImportanceBloom::level`]).
+    fn insert_level(&self, importance: u32, max: u32) -> Result<u32> {
+        let mapped = self.map.level(importance, max)?;
+        Ok(match self.insert {
+            Insert::Max => max,
+            Insert::TwoClass { important_from } if importance >= important_from => max,
+            Insert::TwoClass { .. } => max / 2,
+            Insert::ByImportance => mapped,
+        })
+    }
 }
 
 /// An Importance-aware Bloom filter of `W`-bit cells in storage `S`,
@@ -354,7 +373,7 @@ impl<W: Width> ImportanceBloom<W> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn new(params: ImportanceParams, seed: u64) -> Result<Self> {
-        Self::with_hasher(params, hash::seeded_hasher(seed))
+        Self::with_hasher(params, crate::hash::seeded_hasher(seed))
     }
 }
 
@@ -374,7 +393,7 @@ impl<W: Width> ImportanceBloom<W> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn new_random(params: ImportanceParams) -> Result<Self> {
-        Self::with_hasher(params, hash::random_hasher())
+        Self::with_hasher(params, crate::hash::random_hasher())
     }
 }
 
@@ -512,14 +531,8 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
 
     /// [`level`](Self::level), computed.
     fn computed_level(&self, importance: u32) -> Result<u32> {
-        let max = self.stable.params().max();
-        let mapped = self.params.map.level(importance, max)?;
-        Ok(match self.params.insert {
-            Insert::Max => max,
-            Insert::TwoClass { important_from } if importance >= important_from => max,
-            Insert::TwoClass { .. } => max / 2,
-            Insert::ByImportance => mapped,
-        })
+        self.params
+            .insert_level(importance, self.stable.params().max())
     }
 
     /// Whether `key` looks like a duplicate (none of its cells is zero),
