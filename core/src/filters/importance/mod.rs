@@ -529,7 +529,10 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
         }
     }
 
-    /// [`level`](Self::level), computed.
+    /// [`level`](Self::level), computed: importances past the table, a
+    /// caller's function, and errors (out of line, off the hot path).
+    #[cold]
+    #[inline(never)]
     fn computed_level(&self, importance: u32) -> Result<u32> {
         self.params
             .insert_level(importance, self.stable.params().max())
@@ -570,15 +573,26 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
     /// assert!(f.observe_hash(77, 5)?);
     /// # Ok::<(), streambloom::Error>(())
     /// ```
+    #[inline(always)]
     pub fn observe_hash(&mut self, h: u64, importance: u32) -> Result<bool> {
+        // Inlined into the caller's loop (as the Stable filter's
+        // `observe_hash` is): a table load, the Stable body; the map's
+        // arithmetic and IBF-H's eviction stay out of line.
         let level = self.level(importance)?;
-        if self.params.eviction != Eviction::ByValue {
-            return Ok(self.stable.observe_level_hash(h, level));
+        if self.params.eviction == Eviction::ByValue {
+            return Ok(self.observe_by_value(h, level));
         }
+        Ok(self.stable.observe_level_hash(h, level))
+    }
+
+    /// IBF-H's [`observe_hash`](Self::observe_hash) at `level`: probe,
+    /// evict by value, raise.
+    #[inline(never)]
+    fn observe_by_value(&mut self, h: u64, level: u32) -> bool {
         let duplicate = self.stable.contains_hash(h);
         self.evict_by_value();
         self.stable.raise_hash(h, level);
-        Ok(duplicate)
+        duplicate
     }
 
     /// [`observe`](Self::observe) for a batch: `duplicates[i]` answers
