@@ -621,6 +621,61 @@ fn findings(rows: &[Row]) -> Vec<String> {
             verdict(lower_top_fn)
         ));
     }
+    out.extend(per_importance_findings(rows));
+    out
+}
+
+/// The mean of a per-importance array over importances `lo..=hi` (each
+/// importance weighted alike, those without arrivals skipped).
+fn band(rates: &[Option<f64>], lo: usize, hi: usize) -> Option<f64> {
+    let v: Vec<f64> = rates[lo - 1..hi].iter().flatten().copied().collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The per-importance claims (§IV-D, Figs. 13–16, line 429) checked on
+/// `I_fp` and `I_fn`: how IBF-MC's FN moves from the least to the most
+/// important decile; on the stream where important items are rare, SBF's
+/// FP rising with importance, and IBF against SBF above importance 35.
+fn per_importance_findings(rows: &[Row]) -> Vec<String> {
+    let row = |law: &str, r: u32, name: &str| {
+        rows.iter()
+            .find(|x| format!("{:?}", x.law) == law && x.repeat_percent == r && x.filter == name)
+    };
+    let pct = |x: Option<f64>| num(x.map(|x| 100.0 * x), 1);
+    let z = Z as usize;
+    let mut out = Vec::new();
+    for law in ["Equal", "Inverse", "Proportional"] {
+        let trend: Vec<String> = [10, 30, 50]
+            .into_iter()
+            .filter_map(|r| {
+                let mc = row(law, r, "IBF-MC")?;
+                Some(format!(
+                    "{r} %: {} → {}",
+                    pct(band(&mc.i_fn, 1, 10)),
+                    pct(band(&mc.i_fn, z - 9, z))
+                ))
+            })
+            .collect();
+        out.push(format!(
+            "{law}: IBF-MC's FN, importance 1..10 → 41..50 (the paper: FN falls with importance under Imp-insert): {}",
+            trend.join("; ")
+        ));
+    }
+    for r in [10, 30, 50] {
+        let (Some(sbf), Some(mc)) = (row("Inverse", r, "SBF"), row("Inverse", r, "IBF-MC")) else {
+            continue;
+        };
+        out.push(format!(
+            "Inverse, {r} %: SBF's FP, importance 1..10 → 41..50: {} → {} (the paper, Fig. 15: SBF's FP rises with importance); \
+             importance 36..50, IBF-MC against SBF: FP {} vs {}, FN {} vs {} (the paper, line 429: IBF about 8 % lower FP and 4 % lower FN)",
+            pct(band(&sbf.i_fp, 1, 10)),
+            pct(band(&sbf.i_fp, z - 9, z)),
+            pct(band(&mc.i_fp, 36, z)),
+            pct(band(&sbf.i_fp, 36, z)),
+            pct(band(&mc.i_fn, 36, z)),
+            pct(band(&sbf.i_fn, 36, z)),
+        ));
+    }
     out
 }
 
@@ -681,6 +736,17 @@ mod tests {
         assert_eq!(i_fp[0], None);
         assert_eq!(i_fn[49], Some(1.0)); // importance 50
         assert_eq!(i_fn[2], None);
+    }
+
+    #[test]
+    fn bands_average_the_importances_with_arrivals() {
+        let mut rates = vec![None; Z as usize];
+        rates[0] = Some(0.2);
+        rates[1] = Some(0.4);
+        rates[49] = Some(1.0);
+        assert_eq!(band(&rates, 1, 10), Some(0.30000000000000004));
+        assert_eq!(band(&rates, 41, 50), Some(1.0));
+        assert_eq!(band(&rates, 11, 20), None);
     }
 
     #[test]
