@@ -2,7 +2,8 @@
 //! Gabale and Kulkarni, *Importance-aware Bloom Filter for Set Membership
 //! Queries in Streaming Data*, §III): the stationary distribution of one
 //! cell, its zero fraction `V_0`, and the false-positive bound
-//! `(1 − V_0)^K` (Corollaries III.4 and III.8).
+//! `(1 − V_0)^K` (Corollaries III.4 and III.8); and the rate a blocked
+//! filter delivers ([`layout_fpr`]), which the planner plans by.
 //!
 //! # The chain
 //!
@@ -34,6 +35,8 @@
 //! is the corrected IBF-2C closed form, [`printed_two_class_half`] the
 //! printed `V_{M/2}`, kept to show it wrong.
 
+use crate::hash::Layout;
+use crate::stable::Eviction;
 use crate::{Error, Result};
 
 /// Which chain: the paper's (`d_i = p(1 − k)`) or the exact one of the
@@ -166,6 +169,205 @@ pub fn zero_fraction(chain: Chain, p: f64, k: f64, q: &[f64]) -> Result<f64> {
 /// ```
 pub fn false_positive_bound(v0: f64, big_k: u32) -> f64 {
     libm::pow(1.0 - v0, f64::from(big_k))
+}
+
+/// The steady-state false-positive rate of a **blocked** Importance-aware
+/// filter on a stream of distinct, uniformly hashed keys: `m` cells in
+/// blocks of `block_cells`, each item setting `k` distinct cells (in one
+/// block, or `⌈K/2⌉` and `⌊K/2⌋` in two, by `layout`) to `max(cell, v)`,
+/// and `p` cells decremented per item by `eviction`. An item's level `v`
+/// is drawn from `levels`: `(v, Pr[v])` pairs, levels strictly ascending
+/// from 1, probabilities summing to 1 (sparse, so that cells of many bits
+/// cost only the levels in use). What
+/// [`ImportanceParams::plan`](crate::importance::ImportanceParams::plan)
+/// plans by.
+///
+/// # The model
+///
+/// The Stable filter's blocked model
+/// ([`layout_fpr`](crate::analysis::stable::layout_fpr)): a never-seen
+/// key is a false positive when its cells are all non-zero, by
+/// inclusion–exclusion over `Z_j`, the probability that `j` given cells of
+/// a block are all zero, with the same rate `f` at which items touch some
+/// of the `j` cells and the same block-simultaneous decrements; only `Z_j`
+/// changes. A cell under `max(cell, v)` sets and saturating decrements
+/// holds `max(0, max over its sets s of (v_s − decrements since s))`, so
+/// the `j` cells are all zero iff every item that touched one of them at
+/// level `v` has been followed by at least `v` decrements. Looking back
+/// from now with `c` decrements counted so far, an item touching the cells
+/// at a level above `c` (probability `a_c = f·Q_{c+1}` an item,
+/// `Q_i = Pr[v ≥ i]`) ends the look-back as "not all zero":
+///
+/// - [`Eviction::Random`] (a decrement with probability `δ = P/m` an item,
+///   after that item's own set, as the filter does): the count reaches
+///   `c + 1` first with probability `y_c = (1 − a_c)δ/((1 − a_c)δ + a_c)`, so
+///   `Z_j = Π_{c=0..Max−1} y_c`. For `j = 1` in one block (`f = K/m`) this
+///   is the exact chain's [`zero_fraction`], and for every level `Max` the
+///   Stable filter's `Z_j`. An upper bound where runs are shorter than a
+///   block, as there.
+/// - [`Eviction::Sweep`] (the block decremented every `T = m/P` items, its
+///   phase `U` uniform on `0..T`): the count is 0 for the last `U + 1`
+///   items and then `c` for `T` items each, so
+///   `Z_j = r_1(1 − r_1^T)/(T(1 − r_1)) · Π_{i=2..Max} r_i^T`, `r_i = 1 − f·Q_i`,
+///   which for every level `Max` is the Stable filter's.
+///
+/// As the Stable filter's, the result is clamped to `[(1 − Z)^K, 1]`, `Z`
+/// the zero fraction without blocks (`f = K/m`; for `Random` the exact
+/// chain's [`zero_fraction`]): the bound that ignores blocks, which
+/// also absorbs the alternating sum's rounding.
+///
+/// Errors: `block_cells` outside `1..=m`, `k` outside `1..=block_cells`, `p`
+/// outside `1..=m`, or `levels` not as described.
+///
+/// ```
+/// use streambloom::analysis::importance::{layout_fpr, zero_fraction, Chain};
+/// use streambloom::analysis::stable;
+/// use streambloom::stable::Eviction;
+/// use streambloom::Layout;
+/// let (m, b, k, p) = (16_384, 64, 5, 10);
+/// // Every level Max = 7: the Stable filter's model.
+/// let ours = layout_fpr(Layout::TwoBlocks, Eviction::Random, m, b, k, p, &[(7, 1.0)])?;
+/// let theirs = stable::layout_fpr(Layout::TwoBlocks, Eviction::Random, m, b, k, p, 7)?;
+/// assert!((ours - theirs).abs() < 1e-12);
+/// // Levels spread over 1..=7 (IBF-MC): more zeros, fewer false positives,
+/// // still above the paper's (1 − V_0)^K, which ignores the blocks.
+/// let mc: Vec<(u32, f64)> = (1..=7).map(|v| (v, 1.0 / 7.0)).collect();
+/// let fpr = layout_fpr(Layout::OneBlock, Eviction::Random, m, b, k, p, &mc)?;
+/// let v0 = zero_fraction(Chain::Exact, p as f64 / m as f64, k as f64 / m as f64, &[1.0 / 7.0; 7])?;
+/// assert!(fpr < ours && fpr > libm::pow(1.0 - v0, 5.0));
+/// assert!(layout_fpr(Layout::OneBlock, Eviction::Random, m, b, k, p, &[(3, 0.5), (2, 0.5)]).is_err());
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+pub fn layout_fpr(
+    layout: Layout,
+    eviction: Eviction,
+    m: usize,
+    block_cells: usize,
+    k: u32,
+    p: usize,
+    levels: &[(u32, f64)],
+) -> Result<f64> {
+    if block_cells == 0 || block_cells > m {
+        return Err(Error::param("block_cells", block_cells, "in 1..=m"));
+    }
+    if k == 0 || k as usize > block_cells {
+        return Err(Error::param("k", k, "in 1..=block_cells"));
+    }
+    if p == 0 || p > m {
+        return Err(Error::param("p", p, "in 1..=m"));
+    }
+    if levels.is_empty()
+        || levels[0].0 == 0
+        || levels.windows(2).any(|w| w[0].0 >= w[1].0)
+        || levels.iter().any(|&(_, x)| !(x >= 0.0 && x.is_finite()))
+    {
+        return Err(Error::param(
+            "levels",
+            levels.len(),
+            "(level, probability) pairs, levels ascending from 1, none negative",
+        ));
+    }
+    let total: f64 = levels.iter().map(|&(_, x)| x).sum();
+    if (total - 1.0).abs() > 1e-9 {
+        return Err(Error::param("levels", total, "probabilities summing to 1"));
+    }
+    let shape = Shape {
+        eviction,
+        m: m as f64,
+        b: block_cells as f64,
+        p: p as f64,
+        levels,
+        halves: layout.halves(k),
+    };
+    let (k1, k2) = shape.halves;
+    let mut fpr = shape.all_set(k1);
+    if k2 > 0 {
+        fpr *= shape.all_set(k2);
+    }
+    let paper = libm::pow(1.0 - shape.zero(k as f64 / m as f64), f64::from(k));
+    Ok(fpr.clamp(paper.min(1.0), 1.0))
+}
+
+/// A filter's shape for [`layout_fpr`]'s sums.
+struct Shape<'a> {
+    eviction: Eviction,
+    m: f64,
+    b: f64,
+    p: f64,
+    /// The level distribution, `(v, Pr[v])` ascending.
+    levels: &'a [(u32, f64)],
+    /// The cells an item sets in its first and in its second block.
+    halves: (u32, u32),
+}
+
+impl Shape<'_> {
+    /// `C(B − j, k)/C(B, k)`: a uniform `k`-subset of a block misses `j`
+    /// given cells (1 for `k = 0`).
+    fn miss(&self, j: f64, k: u32) -> f64 {
+        (0..k)
+            .map(|i| ((self.b - j - f64::from(i)) / (self.b - f64::from(i))).max(0.0))
+            .product()
+    }
+
+    /// The probability that `kq` uniform distinct cells of a block are all
+    /// non-zero: `Σ_{j=0..kq} (−1)^j C(kq, j) Z_j`.
+    fn all_set(&self, kq: u32) -> f64 {
+        let insert = self.b / self.m;
+        let mut sum = 0.0;
+        let mut binom = 1.0;
+        for j in 0..=kq {
+            let jf = f64::from(j);
+            let q1 = insert * (1.0 - self.miss(jf, self.halves.0));
+            let q2 = insert * (1.0 - self.miss(jf, self.halves.1));
+            let f = q1 + q2 - q1 * q2;
+            let z = if j == 0 { 1.0 } else { self.zero(f) };
+            sum += if j % 2 == 0 { binom * z } else { -binom * z };
+            binom *= f64::from(kq - j) / (jf + 1.0);
+        }
+        sum
+    }
+
+    /// `Z_j`: given cells that items touch at rate `f` (at a level drawn
+    /// from `levels`) are all zero (see [`layout_fpr`]). `Q_i` is constant
+    /// on each run of `i` from one level in use (exclusive) to the next
+    /// (inclusive), so each run is one factor raised to its length.
+    fn zero(&self, f: f64) -> f64 {
+        let d = (self.p / self.m).min(1.0);
+        let t = self.m / self.p;
+        let mut tail: f64 = 1.0;
+        let mut below = 0u32;
+        let mut ln_z = 0.0;
+        for &(level, prob) in self.levels {
+            let run = f64::from(level - below);
+            let a = f * tail.max(0.0);
+            if a >= 1.0 {
+                return 0.0;
+            }
+            match self.eviction {
+                Eviction::Random => {
+                    let y = (1.0 - a) * d / ((1.0 - a) * d + a);
+                    ln_z += run * libm::log(y);
+                }
+                Eviction::Sweep => {
+                    let ln_r = libm::log1p(-a);
+                    if below == 0 {
+                        // i = 1: E_U[r^(U+1)] = r(1 − r^T)/(T(1 − r)).
+                        let first = if a > 0.0 {
+                            -libm::expm1(t * ln_r) / (t * a)
+                        } else {
+                            1.0
+                        };
+                        ln_z += ln_r + libm::log(first) + (run - 1.0) * t * ln_r;
+                    } else {
+                        ln_z += run * t * ln_r;
+                    }
+                }
+            }
+            tail -= prob;
+            below = level;
+        }
+        libm::exp(ln_z)
+    }
 }
 
 /// IBF-2C's `V_0` in closed form (the paper's chain): half the items set
@@ -306,6 +508,68 @@ mod tests {
         assert!((zero_fraction(Chain::Exact, p, k, &two).unwrap() - 0.121311).abs() < 1e-6);
     }
 
+    /// Every level `Max`: the Stable filter's blocked model, in both
+    /// layouts and evictions, over short and long runs, few and many cells
+    /// per item.
+    #[test]
+    fn one_level_is_the_stable_model() {
+        for layout in [Layout::OneBlock, Layout::TwoBlocks] {
+            for eviction in [Eviction::Random, Eviction::Sweep] {
+                for (m, b, k, p, max) in [
+                    (1 << 16, 64, 5, 67, 7),
+                    (1 << 16, 32, 8, 3, 3),
+                    (16_384, 64, 5, 10, 7),
+                    (4096, 128, 2, 500, 15),
+                    (1024, 16, 1, 1, 1),
+                ] {
+                    let ours = layout_fpr(layout, eviction, m, b, k, p, &[(max, 1.0)]).unwrap();
+                    let theirs =
+                        crate::analysis::stable::layout_fpr(layout, eviction, m, b, k, p, max)
+                            .unwrap();
+                    assert!(
+                        (ours - theirs).abs() <= 1e-12 * theirs.max(1e-300) + 1e-15,
+                        "{layout:?} {eviction:?} {m} {b} {k} {p} {max}: {ours} vs {theirs}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// One cell an item in one block: the rate is `1 − V_0`, the exact
+    /// chain's, whatever the levels (a block's cells play no part).
+    #[test]
+    fn one_cell_is_the_exact_chain() {
+        let (m, p) = (16_384, 10);
+        for (_, _, q) in settings() {
+            let levels: Vec<(u32, f64)> = (1..=q.len() as u32)
+                .zip(q.iter().copied())
+                .filter(|&(_, x)| x > 0.0)
+                .collect();
+            let fpr = layout_fpr(Layout::OneBlock, Eviction::Random, m, 64, 1, p, &levels).unwrap();
+            let v0 = zero_fraction(Chain::Exact, p as f64 / m as f64, 1.0 / m as f64, &q).unwrap();
+            assert!(
+                (fpr - (1.0 - v0)).abs() < 1e-12,
+                "{q:?}: {fpr} vs {}",
+                1.0 - v0
+            );
+        }
+    }
+
+    /// Lower levels keep more cells zero: the rate falls when mass moves
+    /// to a lower level, under both evictions.
+    #[test]
+    fn lower_levels_give_fewer_false_positives() {
+        for eviction in [Eviction::Random, Eviction::Sweep] {
+            let at = |levels: &[(u32, f64)]| {
+                layout_fpr(Layout::TwoBlocks, eviction, 16_384, 64, 5, 10, levels).unwrap()
+            };
+            let sbf = at(&[(7, 1.0)]);
+            let two_class = at(&[(3, 0.5), (7, 0.5)]);
+            let mc: Vec<(u32, f64)> = (1..=7).map(|v| (v, 1.0 / 7.0)).collect();
+            assert!(at(&mc) < two_class && two_class < sbf, "{eviction:?}");
+        }
+    }
+
     #[test]
     fn bad_inputs_are_errors() {
         let q = [0.5, 0.5];
@@ -316,5 +580,22 @@ mod tests {
         assert!(stationary(Chain::Paper, 0.1, 0.1, &[1.5, -0.5], &mut out).is_err());
         assert!(stationary(Chain::Paper, 0.1, 0.1, &q, &mut [0.0; 2]).is_err());
         assert!(zero_fraction(Chain::Exact, 0.1, 0.1, &[]).is_err());
+        let fpr = |b, k, p, levels: &[(u32, f64)]| {
+            layout_fpr(Layout::OneBlock, Eviction::Random, 1024, b, k, p, levels)
+        };
+        let one = [(3, 1.0)];
+        assert!(fpr(64, 3, 4, &one).is_ok());
+        assert!(fpr(0, 3, 4, &one).is_err());
+        assert!(fpr(2048, 3, 4, &one).is_err());
+        assert!(fpr(64, 0, 4, &one).is_err());
+        assert!(fpr(64, 65, 4, &one).is_err());
+        assert!(fpr(64, 3, 0, &one).is_err());
+        assert!(fpr(64, 3, 1025, &one).is_err());
+        assert!(fpr(64, 3, 4, &[]).is_err());
+        assert!(fpr(64, 3, 4, &[(0, 1.0)]).is_err());
+        assert!(fpr(64, 3, 4, &[(2, 0.5), (2, 0.5)]).is_err());
+        assert!(fpr(64, 3, 4, &[(2, 0.5), (3, 0.4)]).is_err());
+        assert!(fpr(64, 3, 4, &[(2, f64::NAN), (3, 1.0)]).is_err());
+        assert!(fpr(64, 3, 4, &[(2, -0.5), (3, 1.5)]).is_err());
     }
 }

@@ -54,7 +54,11 @@
 //! [`crate::analysis::importance`] solves the paper's Markov chain (and
 //! the exact one of this order of operations) for the stationary zero
 //! fraction `V_0`; the tests hold the measured zero fraction of IBF-2C and
-//! IBF-MC to it.
+//! IBF-MC to it. Its blocked model ([`layout_fpr`](crate::analysis::importance::layout_fpr))
+//! gives the false-positive rate the filter delivers on distinct keys for
+//! the stream's importances, which [`ImportanceParams::plan`] plans by
+//! (`d`, `K` and `P` for a memory budget, a target rate, the policies and
+//! the importances' frequencies; the tests measure the delivered rate).
 //!
 //! ```
 //! use streambloom::importance::{Eviction, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
@@ -77,12 +81,14 @@
 //! # Ok::<(), streambloom::Error>(())
 //! ```
 
+#[cfg(feature = "alloc")]
+mod plan;
 #[cfg(test)]
 mod tests;
 
 pub use crate::hash::Layout;
 
-use crate::hash::{self, DefaultHasher};
+use crate::hash::DefaultHasher;
 use crate::stable::{StableBloom, StableParams};
 use crate::store::{DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, Width};
@@ -294,6 +300,19 @@ impl ImportanceParams {
             layout: self.layout,
         }
     }
+
+    /// The level an item of `importance` raises its cells to in cells of
+    /// largest value `max`, by the [`Insert`] policy and the map
+    /// ([`ImportanceBloom::level`]).
+    fn insert_level(&self, importance: u32, max: u32) -> Result<u32> {
+        let mapped = self.map.level(importance, max)?;
+        Ok(match self.insert {
+            Insert::Max => max,
+            Insert::TwoClass { important_from } if importance >= important_from => max,
+            Insert::TwoClass { .. } => max / 2,
+            Insert::ByImportance => mapped,
+        })
+    }
 }
 
 /// An Importance-aware Bloom filter of `W`-bit cells in storage `S`,
@@ -354,7 +373,7 @@ impl<W: Width> ImportanceBloom<W> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn new(params: ImportanceParams, seed: u64) -> Result<Self> {
-        Self::with_hasher(params, hash::seeded_hasher(seed))
+        Self::with_hasher(params, crate::hash::seeded_hasher(seed))
     }
 }
 
@@ -374,7 +393,7 @@ impl<W: Width> ImportanceBloom<W> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn new_random(params: ImportanceParams) -> Result<Self> {
-        Self::with_hasher(params, hash::random_hasher())
+        Self::with_hasher(params, crate::hash::random_hasher())
     }
 }
 
@@ -510,16 +529,13 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
         }
     }
 
-    /// [`level`](Self::level), computed.
+    /// [`level`](Self::level), computed: importances past the table, a
+    /// caller's function, and errors (out of line, off the hot path).
+    #[cold]
+    #[inline(never)]
     fn computed_level(&self, importance: u32) -> Result<u32> {
-        let max = self.stable.params().max();
-        let mapped = self.params.map.level(importance, max)?;
-        Ok(match self.params.insert {
-            Insert::Max => max,
-            Insert::TwoClass { important_from } if importance >= important_from => max,
-            Insert::TwoClass { .. } => max / 2,
-            Insert::ByImportance => mapped,
-        })
+        self.params
+            .insert_level(importance, self.stable.params().max())
     }
 
     /// Whether `key` looks like a duplicate (none of its cells is zero),
@@ -557,15 +573,26 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
     /// assert!(f.observe_hash(77, 5)?);
     /// # Ok::<(), streambloom::Error>(())
     /// ```
+    #[inline(always)]
     pub fn observe_hash(&mut self, h: u64, importance: u32) -> Result<bool> {
+        // Inlined into the caller's loop (as the Stable filter's
+        // `observe_hash` is): a table load, the Stable body; the map's
+        // arithmetic and IBF-H's eviction stay out of line.
         let level = self.level(importance)?;
-        if self.params.eviction != Eviction::ByValue {
-            return Ok(self.stable.observe_level_hash(h, level));
+        if self.params.eviction == Eviction::ByValue {
+            return Ok(self.observe_by_value(h, level));
         }
+        Ok(self.stable.observe_level_hash(h, level))
+    }
+
+    /// IBF-H's [`observe_hash`](Self::observe_hash) at `level`: probe,
+    /// evict by value, raise.
+    #[inline(never)]
+    fn observe_by_value(&mut self, h: u64, level: u32) -> bool {
         let duplicate = self.stable.contains_hash(h);
         self.evict_by_value();
         self.stable.raise_hash(h, level);
-        Ok(duplicate)
+        duplicate
     }
 
     /// [`observe`](Self::observe) for a batch: `duplicates[i]` answers
