@@ -8,11 +8,12 @@ use libfuzzer_sys::fuzz_target;
 use std::collections::{HashMap, HashSet, VecDeque};
 use streambloom::analysis::spectral as analysis;
 use streambloom::analysis::stable::{blocked_fpr, layout_fpr, stable_point};
-use streambloom::spectral::{
-    Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum, Removable,
-    SlidingWindow, Spectral, SpectralParams,
-};
 use streambloom::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
+use streambloom::reservoir::{ReservoirBloom, ReservoirParams, Reset};
+use streambloom::spectral::{
+    Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RangeTree, RecurringMinimum,
+    Removable, SlidingWindow, Spectral, SpectralParams,
+};
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
@@ -456,7 +457,9 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
             SpectralParams {
                 counters,
                 k,
-                policy, layout: Layout::OneBlock, },
+                policy,
+                layout: Layout::OneBlock,
+            },
             p.seed,
         );
         let blocks = counters.div_ceil(W::CELLS);
@@ -473,7 +476,9 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
     let blocks = SpectralParams {
         counters: i.a.cells,
         k: i.a.k,
-        policy: P::make(&i.a), layout: Layout::OneBlock, }
+        policy: P::make(&i.a),
+        layout: Layout::OneBlock,
+    }
     .blocks::<W>();
     if let Ok(b) = blocks {
         assert!(!past_isize(b), "{b}");
@@ -484,7 +489,9 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
             SpectralParams {
                 counters: i.a.cells,
                 k: i.a.k,
-                policy: P::make(&i.a), layout: Layout::OneBlock, },
+                policy: P::make(&i.a),
+                layout: Layout::OneBlock,
+            },
             1,
         );
         assert!(f.is_err());
@@ -667,7 +674,9 @@ fn importance<W: Width>(i: &Input) {
         layout: layout(i.a.two),
         insert: match i.a.range_bits % 3 {
             0 => Insert::Max,
-            1 => Insert::TwoClass { important_from: 1 + (i.a.window % 50) as u32 },
+            1 => Insert::TwoClass {
+                important_from: 1 + (i.a.window % 50) as u32,
+            },
             _ => Insert::ByImportance,
         },
         map: ImportanceMap::Linear { top: 50 },
@@ -715,7 +724,86 @@ fn importance<W: Width>(i: &Input) {
     }
 }
 
-fuzz_target!(|i: Input| match i.kind % 24 {
+/// The Reservoir-sampling filter: raw parameters are accepted exactly
+/// when valid; an item that was inserted is found right after; the fill
+/// phase without resets never forgets; queries change nothing; the batch
+/// form answers as the keyed form; the planners and the analysis never
+/// panic on raw arguments.
+fn reservoir(i: &Input) {
+    let bits = cap(i.a.cells);
+    let p_star = f64::from(i.a.range_bits) / 1e4;
+    let params = ReservoirParams::new(bits, i.a.k)
+        .with_p_star(p_star)
+        .with_reset_during_fill(i.a.sweep)
+        .with_reset(if i.a.trapping {
+            Reset::Uniform
+        } else {
+            Reset::OwnBlock
+        })
+        .with_layout(layout(i.a.two));
+    let valid = bits > 0 && (1..=512).contains(&i.a.k) && p_star > 0.0 && p_star <= 1.0;
+    let f = ReservoirBloom::new(params, i.a.seed);
+    assert_eq!(f.is_ok(), valid, "{params:?}");
+    let Ok(mut f) = f else { return };
+    let s = f.sub_filter_bits();
+    let mut fill: HashSet<u16> = HashSet::new();
+    for op in &i.ops {
+        match *op {
+            Op::Observe(x) | Op::Insert(x) => {
+                let (before, position) = (f.insertions(), f.position());
+                f.observe(&x);
+                assert_eq!(f.position(), position + 1);
+                if f.insertions() > before {
+                    assert!(f.contains(&x));
+                }
+                if !params.reset_during_fill && f.position() <= s {
+                    fill.insert(x);
+                    assert!(fill.iter().all(|y| f.contains(y)));
+                }
+            }
+            Op::Contains(x) => {
+                let before = f.blocks().to_vec();
+                f.contains(&x);
+                assert_eq!(f.blocks(), &before[..]);
+            }
+            Op::Clear => {
+                f.clear();
+                fill.clear();
+                assert_eq!((f.ones(), f.position()), (0, 0));
+            }
+            Op::SetIsa(x) => set_isa(x, |isa| f.set_isa(isa)),
+            Op::Stats(n, x) => {
+                let m = f.model();
+                let n = (n % 4096) as u64;
+                let fpr = m.fpr_after(n);
+                assert!((0.0..=1.0).contains(&fpr), "{fpr}");
+                let _ = (
+                    ReservoirParams::plan(n as usize, x),
+                    ReservoirParams::plan_fpr(n as usize, x),
+                );
+                let _ = (
+                    streambloom::analysis::reservoir::fpr_distinct(s, f.k(), n),
+                    streambloom::analysis::reservoir::printed_fpr(s, f.k(), n, x),
+                    streambloom::analysis::reservoir::fnr_bound(s, f.k(), n, x),
+                    streambloom::analysis::reservoir::long_run_fpr(x, f.k()),
+                );
+            }
+            Op::Batch(ref keys) => {
+                let mut one = f.clone();
+                let want: Vec<bool> = keys.iter().map(|k| one.observe(k)).collect();
+                let mut got = vec![false; keys.len()];
+                f.observe_batch(keys, &mut got).unwrap();
+                assert_eq!(got, want);
+                assert!(f == one);
+                fill.clear();
+            }
+            _ => {}
+        }
+    }
+}
+
+fuzz_target!(|i: Input| match i.kind % 25 {
+    24 => reservoir(&i),
     22 => importance::<W4>(&i),
     23 => importance::<W8>(&i),
     16 => formulas::<W1>(&i),

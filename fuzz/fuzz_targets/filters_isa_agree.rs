@@ -5,10 +5,12 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use streambloom::hash::seeded_hasher;
-use streambloom::spectral::{
-    Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral, SpectralParams,
-};
 use streambloom::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
+use streambloom::reservoir::{ReservoirBloom, ReservoirParams, Reset};
+use streambloom::spectral::{
+    Blocked, Counter, MinimalIncrease, MinimumSelection, Policy, RecurringMinimum, Spectral,
+    SpectralParams,
+};
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Block, Classic, ClassicParams, Isa, Width, W1, W16, W2, W32, W4, W8};
 
@@ -130,7 +132,8 @@ fn importance<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<Option<bool>>, Vec<B
     };
     let mut buf = vec![Block::ZERO; params.stable().blocks::<W>().ok()?];
     let mut f =
-        ImportanceBloom::<W, _, _>::with_storage(params, &mut buf[..], seeded_hasher(i.seed)).ok()?;
+        ImportanceBloom::<W, _, _>::with_storage(params, &mut buf[..], seeded_hasher(i.seed))
+            .ok()?;
     f.set_isa(isa).unwrap();
     let mut out = Vec::new();
     for op in &i.ops {
@@ -142,6 +145,35 @@ fn importance<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<Option<bool>>, Vec<B
     }
     drop(f);
     Some((out, buf))
+}
+
+/// The Reservoir-sampling filter: both resets and layouts, `p*` from the
+/// `p` field; its single-bit operations run no kernel, so the ISAs must
+/// agree trivially (this keeps it so).
+fn reservoir(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)> {
+    let params = ReservoirParams::new(usize::from(i.cells % 4096), u32::from(i.k))
+        .with_p_star(f64::from(i.p) / 1000.0)
+        .with_reset_during_fill(i.sweep)
+        .with_reset(if i.trapping {
+            Reset::Uniform
+        } else {
+            Reset::OwnBlock
+        })
+        .with_layout(layout(i.two));
+    let mut buf = vec![Block::ZERO; params.blocks().ok()?];
+    let mut f = ReservoirBloom::with_storage(params, &mut buf[..], seeded_hasher(i.seed)).ok()?;
+    f.set_isa(isa).unwrap();
+    let mut out = Vec::new();
+    for op in &i.ops {
+        match *op {
+            Op::Insert(x, _) | Op::Remove(x, _) => out.push(f.observe(&x)),
+            Op::Query(x, _) => out.push(f.contains(&x)),
+            Op::Clear => f.clear(),
+        }
+    }
+    let state = f.insertions() ^ f.position().rotate_left(32);
+    drop(f);
+    Some((out, state, buf))
 }
 
 /// A policy the stream can drive (removal only where it exists).
@@ -182,7 +214,9 @@ fn spectral<P: Pol, W: Counter>(i: &Input, isa: Isa) -> Option<(Vec<u32>, u64, V
         SpectralParams {
             counters,
             k,
-            policy: P::make(i), layout: Layout::OneBlock, },
+            policy: P::make(i),
+            layout: Layout::OneBlock,
+        },
         i.seed,
     )
     .ok()?;
@@ -203,7 +237,8 @@ fn spectral<P: Pol, W: Counter>(i: &Input, isa: Isa) -> Option<(Vec<u32>, u64, V
     Some((out, f.total(), f.blocks().to_vec()))
 }
 
-fuzz_target!(|i: Input| match i.kind % 18 {
+fuzz_target!(|i: Input| match i.kind % 19 {
+    18 => agree(&i, |isa| reservoir(&i, isa)),
     0 => agree(&i, |isa| classic(&i, isa)),
     1 => agree(&i, |isa| stable::<W1>(&i, isa)),
     2 => agree(&i, |isa| stable::<W2>(&i, isa)),
