@@ -301,30 +301,11 @@ struct Shape<'a> {
 }
 
 impl Shape<'_> {
-    /// `C(B − j, k)/C(B, k)`: a uniform `k`-subset of a block misses `j`
-    /// given cells (1 for `k = 0`).
-    fn miss(&self, j: f64, k: u32) -> f64 {
-        (0..k)
-            .map(|i| ((self.b - j - f64::from(i)) / (self.b - f64::from(i))).max(0.0))
-            .product()
-    }
-
     /// The probability that `kq` uniform distinct cells of a block are all
-    /// non-zero: `Σ_{j=0..kq} (−1)^j C(kq, j) Z_j`.
+    /// non-zero: the Stable model's inclusion-exclusion
+    /// ([`crate::analysis::stable`]) with this model's `Z_j`.
     fn all_set(&self, kq: u32) -> f64 {
-        let insert = self.b / self.m;
-        let mut sum = 0.0;
-        let mut binom = 1.0;
-        for j in 0..=kq {
-            let jf = f64::from(j);
-            let q1 = insert * (1.0 - self.miss(jf, self.halves.0));
-            let q2 = insert * (1.0 - self.miss(jf, self.halves.1));
-            let f = q1 + q2 - q1 * q2;
-            let z = if j == 0 { 1.0 } else { self.zero(f) };
-            sum += if j % 2 == 0 { binom * z } else { -binom * z };
-            binom *= f64::from(kq - j) / (jf + 1.0);
-        }
-        sum
+        super::stable::all_set(self.m, self.b, self.halves, kq, |f| self.zero(f))
     }
 
     /// `Z_j`: given cells that items touch at rate `f` (at a level drawn
