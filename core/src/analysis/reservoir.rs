@@ -370,6 +370,7 @@ mod tests {
     /// The closed form equals the recursion it solves, before, at and
     /// long after the fill phase.
     #[test]
+    #[cfg_attr(miri, ignore = "10^5 model steps: too slow under Miri")]
     fn closed_form_matches_the_recursion() {
         for (s, k) in [(7u64, 2u32), (200, 3), (1000, 5)] {
             let model = Model {
@@ -402,6 +403,7 @@ mod tests {
     /// Without forced insertions the bits settle at `c/(2c − 1)`, with
     /// them at the root of [`forced_ones`].
     #[test]
+    #[cfg_attr(miri, ignore = "4·10^5 model steps: too slow under Miri")]
     fn fixed_point_whatever_the_insertion_rate() {
         for forced_from in [u64::MAX, 2000] {
             let m = Model {
