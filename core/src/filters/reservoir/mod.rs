@@ -95,14 +95,29 @@ const RNG_DOMAIN: u64 = 0x5253_4246_5F52_4E47;
 /// independent of the one its block is chosen by ([`hash::block_of`]).
 const POSITION_SALT: u64 = 0xA54F_F53A_5F1D_36F1;
 
-/// Odd constant that separates the remixes of successive pairs of
+/// Odd constant that separates the remixes of successive triples of
 /// sub-filters.
-const PAIR_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+const TRIPLE_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The three 21-bit fields of `x` (its top bit unused).
+#[inline(always)]
+pub(crate) fn fields(x: u64) -> [u64; 3] {
+    const MASK: u64 = (1 << 21) - 1;
+    [x & MASK, (x >> 21) & MASK, (x >> 42) & MASK]
+}
+
+/// A 21-bit field scaled to `0..n`: `⌊field·n/2^21⌋`.
+#[inline(always)]
+pub(crate) fn scale(field: u64, n: usize) -> usize {
+    ((field * n as u64) >> 21) as usize
+}
 
 /// Calls `each(j, bit)` for sub-filter `j`'s bit of item `h` in its block,
 /// `j` in `0..k`, until `each` returns `false`; returns whether it never
-/// did. Bit `j` is `j·sector + ⌊x_j·sector/2^32⌋`, `x_j` a 32-bit half of
-/// `mix64` of the salted hash (one remix per two sub-filters).
+/// did. Bit `j` is `j·sector + ⌊x_j·sector/2^21⌋`, `x_j` one of the three
+/// 21-bit fields of `mix64` of the salted hash (one remix per three
+/// sub-filters; a sector has at most 512 bits, so the multiply-shift's
+/// bias is below `512/2^21`, 0.02 %).
 #[inline(always)]
 pub(crate) fn each_bit(
     h: u64,
@@ -112,12 +127,12 @@ pub(crate) fn each_bit(
 ) -> bool {
     let mut j = 0;
     while j < k {
-        let x = mix64(h ^ POSITION_SALT ^ u64::from(j).wrapping_mul(PAIR_STEP));
-        for half in [x & 0xFFFF_FFFF, x >> 32] {
+        let x = mix64(h ^ POSITION_SALT ^ u64::from(j).wrapping_mul(TRIPLE_STEP));
+        for field in fields(x) {
             if j == k {
                 break;
             }
-            let bit = j as usize * sector + ((half * sector as u64) >> 32) as usize;
+            let bit = j as usize * sector + scale(field, sector);
             if !each(j, bit) {
                 return false;
             }
@@ -618,7 +633,7 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
 
     /// Step 3, sub-filter by sub-filter: clear one random position (if
     /// `clear`) in the item's own block ([`Reset::OwnBlock`]: the positions
-    /// of two sub-filters from the two halves of one PRNG draw) or anywhere
+    /// of three sub-filters from the [`fields`] of one PRNG draw) or anywhere
     /// ([`Reset::Uniform`]: a block, then a position), then set the item's
     /// bit. Sub-filters are disjoint, so this is the same as every clear
     /// before every set.
@@ -634,14 +649,14 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
             if clear {
                 let (block, r) = match reset {
                     Reset::OwnBlock => {
-                        if j % 2 == 0 {
+                        if j % 3 == 0 {
                             draw = rng.next_u64();
                         }
-                        (own, (draw >> (32 * (j % 2))) & 0xFFFF_FFFF)
+                        (own, fields(draw)[j as usize % 3])
                     }
-                    Reset::Uniform => (rng.below(blocks) as usize, rng.next_u64() >> 32),
+                    Reset::Uniform => (rng.below(blocks) as usize, fields(rng.next_u64())[0]),
                 };
-                let pos = j as usize * sector + ((r * sector as u64) >> 32) as usize;
+                let pos = j as usize * sector + scale(r, sector);
                 clear_bit(&mut cells[block], pos);
             }
             set_bit(&mut cells[own], bit);

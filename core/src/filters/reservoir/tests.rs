@@ -40,9 +40,9 @@ impl Naive {
         let (a, b) = (hash::block_of(h, blocks), hash::second_block_of(h, blocks));
         (0..self.p.k)
             .map(|j| {
-                let x = mix64(h ^ POSITION_SALT ^ u64::from(j / 2 * 2).wrapping_mul(PAIR_STEP));
-                let half = if j % 2 == 0 { x & 0xFFFF_FFFF } else { x >> 32 };
-                let bit = j as usize * self.sector + ((half * self.sector as u64) >> 32) as usize;
+                let x = mix64(h ^ POSITION_SALT ^ u64::from(j / 3 * 3).wrapping_mul(TRIPLE_STEP));
+                let field = (x >> (21 * (j % 3))) & ((1 << 21) - 1);
+                let bit = j as usize * self.sector + ((field * self.sector as u64) >> 21) as usize;
                 (if two && j >= k1 { b } else { a }, bit)
             })
             .collect()
@@ -62,24 +62,17 @@ impl Naive {
                 for (j, &(own, _)) in cells.iter().enumerate() {
                     let (block, r) = match self.p.reset {
                         Reset::OwnBlock => {
-                            if j % 2 == 0 {
+                            if j % 3 == 0 {
                                 draw = self.rng.next_u64();
                             }
-                            (
-                                own,
-                                if j % 2 == 0 {
-                                    draw & 0xFFFF_FFFF
-                                } else {
-                                    draw >> 32
-                                },
-                            )
+                            (own, (draw >> (21 * (j % 3))) & ((1 << 21) - 1))
                         }
                         Reset::Uniform => {
                             let block = self.rng.below(self.bits.len() as u64) as usize;
-                            (block, self.rng.next_u64() >> 32)
+                            (block, self.rng.next_u64() & ((1 << 21) - 1))
                         }
                     };
-                    let pos = ((r * self.sector as u64) >> 32) as usize;
+                    let pos = ((r * self.sector as u64) >> 21) as usize;
                     self.bits[block][j * self.sector + pos] = false;
                 }
             }
