@@ -133,7 +133,8 @@ pub fn forced_ones(c: f64, k: u32) -> f64 {
         sum * (1.0 - 1.0 / c) + power * q - 1.0
     };
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    for _ in 0..100 {
+    // 64 halvings: below the spacing of doubles near the root.
+    for _ in 0..64 {
         let mid = 0.5 * (lo + hi);
         if h(mid) < 0.0 { lo = mid } else { hi = mid }
     }

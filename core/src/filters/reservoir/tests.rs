@@ -227,9 +227,10 @@ fn every_bad_input_is_an_error() {
         name(ReservoirParams::plan_fpr(0, 0.1).unwrap_err()),
         "memory_bits"
     );
-    // 512 one-bit sectors settle with every bit set: no rate is reachable
-    // below what 256 two-bit ones give.
-    assert!(ReservoirParams::plan_fpr(4096, 1e-300).is_err());
+    // No k reaches this rate (the search tries all 512: slow under Miri).
+    if !cfg!(miri) {
+        assert!(ReservoirParams::plan_fpr(4096, 1e-300).is_err());
+    }
     let mut small = [Block::ZERO; 7];
     assert!(matches!(
         ReservoirBloom::with_storage(ok, &mut small[..], hash::seeded_hasher(1)).unwrap_err(),
