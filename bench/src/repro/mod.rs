@@ -6,6 +6,7 @@
 //! [`Paper`].
 
 pub mod importance;
+pub mod reservoir;
 pub mod spectral;
 
 use crate::output::Output;
@@ -22,6 +23,10 @@ pub enum Paper {
     /// (Table II settings) and the zero fraction against the Markov model
     #[command(long_about = importance::LONG_ABOUT)]
     Importance(importance::Args),
+    /// Reservoir-sampling Bloom filter: Tables 2–5 (RSBF against SBF at
+    /// equal memory), convergence, and the corrected FPR model
+    #[command(long_about = reservoir::LONG_ABOUT)]
+    Reservoir(reservoir::Args),
 }
 
 /// Runs the experiments of `paper` and prints the report.
@@ -29,5 +34,6 @@ pub fn run(paper: &Paper, out: &Output) -> Result<(), String> {
     match paper {
         Paper::Spectral(args) => spectral::run(args, out),
         Paper::Importance(args) => importance::run(args, out),
+        Paper::Reservoir(args) => reservoir::run(args, out),
     }
 }
