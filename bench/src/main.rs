@@ -20,6 +20,8 @@
 mod accuracy;
 mod latency;
 mod output;
+#[cfg(feature = "peers")]
+mod peers;
 mod repro;
 mod size;
 mod stats;
@@ -54,6 +56,12 @@ enum Command {
     /// block, two blocks, unblocked reference), in one run
     #[command(long_about = accuracy::LONG_ABOUT)]
     Accuracy(accuracy::Args),
+    /// Each filter beside the peer crates a user would pick instead, at
+    /// equal memory and parameters, interleaved (build with `--features
+    /// peers`)
+    #[cfg(feature = "peers")]
+    #[command(long_about = peers::LONG_ABOUT)]
+    Peers(peers::Args),
 }
 
 /// The warning a debug build prints first.
@@ -74,6 +82,8 @@ fn main() -> ExitCode {
         Command::Latency(args) => latency::run(args, &cli.output),
         Command::Repro(paper) => repro::run(paper, &cli.output),
         Command::Accuracy(args) => accuracy::run(args, &cli.output),
+        #[cfg(feature = "peers")]
+        Command::Peers(args) => peers::run(args, &cli.output),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
