@@ -11,3 +11,4 @@ pub mod classic;
 pub mod importance;
 pub mod spectral;
 pub mod stable;
+pub mod timing;

@@ -6,3 +6,4 @@ pub mod classic;
 pub mod importance;
 pub mod spectral;
 pub mod stable;
+pub mod timing;
