@@ -12,6 +12,7 @@ mod classic;
 mod importance;
 mod spectral;
 mod stable;
+mod timing;
 
 use streambloom::Isa;
 
@@ -46,6 +47,7 @@ pub fn all() -> Vec<Target> {
         stable::targets(),
         importance::targets(),
         spectral::targets(),
+        timing::targets(),
     ]
     .concat()
 }

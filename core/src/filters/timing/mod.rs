@@ -131,6 +131,9 @@ pub struct TimingBloom<W: Width, S = DefaultStorage, H = DefaultHasher> {
     sweep: usize,
     /// `T_ε`.
     expired: u32,
+    /// `⌊w/B⌋` and `w mod B`, for [`threshold`](Self::threshold).
+    window_blocks: u64,
+    window_rest: u64,
     /// The posterior's model and cache.
     inference: Inference,
 }
@@ -284,6 +287,8 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
             inference: Inference::new(&params, blocks, W::CELLS, Distinct::all_distinct()),
             sweep: params.sweep_len(m),
             expired: params.expired_code(),
+            window_blocks: params.window / params.block,
+            window_rest: params.window % params.block,
             cells,
             hasher,
             params,
@@ -761,25 +766,26 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
         )
     }
 
-    /// The age `λ` of timer value `v`: `(T_+ - v) mod (T_Ω + 1)`, or
+    /// The age `λ` of timer value `v`: `(T_+ - v) mod (T_Ω + 1)` (in
+    /// `u32`: `T_+ + T_Ω + 1 < 2^32` as `T_Ω <= 2^31 - 2`), or
     /// `u64::MAX` (never fresh) for `T_ε` and any value above `T_Ω`.
     #[inline(always)]
     fn age(&self, v: u32) -> u64 {
         let (now, top) = (self.clock.now, self.params.t_omega);
-        if v > top {
-            u64::MAX
-        } else if v <= now {
-            u64::from(now - v)
-        } else {
-            u64::from(now) + u64::from(top) + 1 - u64::from(v)
-        }
+        // Selects, not branches: the comparisons are data.
+        let d = now.wrapping_sub(v);
+        let age = if v <= now { d } else { d.wrapping_add(top + 1) };
+        if v > top { u64::MAX } else { u64::from(age) }
     }
 
     /// The least expired age under the current clock: `λ >= th` iff
     /// `(λ - 1)B + b >= w`, `th = ⌈(w - b)/B⌉ + 1` (1 once `b >= w`).
+    /// With `w = qB + r` and `b < B`, `⌈(w - b)/B⌉` is `q + 1` when
+    /// `b < r` and `q` otherwise (0 when `b >= w`, where `q = 0`): no
+    /// division per item.
     #[inline(always)]
     fn threshold(&self) -> u64 {
-        (self.params.window.saturating_sub(self.clock.offset)).div_ceil(self.params.block) + 1
+        1 + self.window_blocks + u64::from(self.clock.offset < self.window_rest)
     }
 
     /// Whether none of item `h`'s timers is expired by its age.
@@ -789,12 +795,11 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
         let threshold = self.threshold();
         let young = |block: usize, mut mask: W::Mask| {
             let block = self.cells.block(block);
+            let mut young = true;
             while let Some(i) = mask.pop_lowest() {
-                if self.age(cell::<W>(block, i)) >= threshold {
-                    return false;
-                }
+                young &= self.age(cell::<W>(block, i)) < threshold;
             }
-            true
+            young
         };
         young(probes.first.block, probes.first.mask)
             && (!TWO || probes.second.is_none_or(|s| young(s.block, s.mask)))
@@ -851,19 +856,14 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
             let (b, first) = (at / W::CELLS, at % W::CELLS);
             let run = left.min(W::CELLS - first);
             let block = &mut blocks[b];
+            // Branch-free: whether a timer is stale is data, and a
+            // mispredicted branch per timer cost more than the stores.
             for i in first..first + run {
                 let v = cell::<W>(block, i);
-                let stale = v > top || {
-                    let age = if v <= now {
-                        u64::from(now - v)
-                    } else {
-                        u64::from(now) + u64::from(top) + 1 - u64::from(v)
-                    };
-                    age >= threshold
-                };
-                if stale && v != expired {
-                    set_cell::<W>(block, i, expired);
-                }
+                let d = now.wrapping_sub(v);
+                let age = if v <= now { d } else { d.wrapping_add(top + 1) };
+                let stale = v > top || u64::from(age) >= threshold;
+                set_cell::<W>(block, i, if stale { expired } else { v });
             }
             left -= run;
             at += run;

@@ -698,3 +698,22 @@ fn restore_round_trips_and_clear_expires_everything() {
     assert!((0..200u64).all(|i| f.evidence_hash(i).age == Age::Expired));
     assert!(f.blocks().iter().all(|b| b.0.iter().all(|&c| c == 255)));
 }
+
+/// The division-free expiry threshold is `⌈(w - b)/B⌉ + 1` (1 once
+/// `b >= w`) for every `w`, `B` and `b < B`.
+#[test]
+fn threshold_is_the_definitions() {
+    for w in 1..crate::scaled(40) as u64 {
+        for bb in 1..crate::scaled(15) as u64 {
+            let mut f = TimingBloom::<W8>::new(TimingParams::new(64, 1, w, bb, 0, 8), 1).unwrap();
+            for b in 0..bb {
+                f.clock.offset = b;
+                assert_eq!(
+                    f.threshold(),
+                    w.saturating_sub(b).div_ceil(bb) + 1,
+                    "w {w} B {bb} b {b}"
+                );
+            }
+        }
+    }
+}
