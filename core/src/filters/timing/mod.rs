@@ -244,7 +244,8 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// are, with the clock and sweep at `clock` ([`clock`](Self::clock) of
     /// the filter saved): saved and loaded again with the same parameters
     /// and hasher, it answers as the saved one did. Timers above `T_Ω`
-    /// count as expired. Errors: invalid parameters, storage of the wrong
+    /// count as expired, and so do timers at `T_+` when `b = 0` (a full
+    /// cycle old: no insertion was made in the current block). Errors: invalid parameters, storage of the wrong
     /// length, a clock outside its ranges. The stream model is
     /// [`Distinct::all_distinct`] until [`set_stream`](Self::set_stream).
     ///
@@ -768,14 +769,23 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
 
     /// The age `λ` of timer value `v`: `(T_+ - v) mod (T_Ω + 1)` (in
     /// `u32`: `T_+ + T_Ω + 1 < 2^32` as `T_Ω <= 2^31 - 2`), or
-    /// `u64::MAX` (never fresh) for `T_ε` and any value above `T_Ω`.
+    /// `u64::MAX` (never fresh) for `T_ε`, any value above `T_Ω`, and
+    /// `T_+` itself when `b = 0`.
     #[inline(always)]
     fn age(&self, v: u32) -> u64 {
         let (now, top) = (self.clock.now, self.params.t_omega);
         // Selects, not branches: the comparisons are data.
         let d = now.wrapping_sub(v);
         let age = if v <= now { d } else { d.wrapping_add(top + 1) };
-        if v > top { u64::MAX } else { u64::from(age) }
+        // Age 0 needs an insertion in the current block (b >= 1); at
+        // b = 0 the timer is T_Ω + 1 blocks old, a state only restored
+        // storage can hold (the sweep marks timers before they wrap).
+        let wrapped = v == now && self.clock.offset == 0;
+        if v > top || wrapped {
+            u64::MAX
+        } else {
+            u64::from(age)
+        }
     }
 
     /// The least expired age under the current clock: `λ >= th` iff
@@ -849,6 +859,8 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
         let threshold = self.threshold();
         let (m, expired) = (self.cells.cells(), self.expired);
         let (now, top) = (self.clock.now, self.params.t_omega);
+        // As in `age`: at `b = 0` no timer may hold `T_+`.
+        let fresh_block = self.clock.offset == 0;
         let mut at = self.clock.cursor;
         let mut left = self.sweep;
         let blocks = self.cells.blocks_mut();
@@ -862,7 +874,7 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
                 let v = cell::<W>(block, i);
                 let d = now.wrapping_sub(v);
                 let age = if v <= now { d } else { d.wrapping_add(top + 1) };
-                let stale = v > top || u64::from(age) >= threshold;
+                let stale = v > top || u64::from(age) >= threshold || (v == now && fresh_block);
                 set_cell::<W>(block, i, if stale { expired } else { v });
             }
             left -= run;

@@ -717,3 +717,142 @@ fn threshold_is_the_definitions() {
         }
     }
 }
+
+/// The paper's §5 procedure (NOTES-timing §4) at a reduced scale, on the
+/// blocked layouts: per stream and bits per item, each filter's penalty at
+/// its own best `k`, their ratio standard/inferential, and the Posterior
+/// Error (eq. 28) at the inferential filter's best `k`. Streams of the
+/// [Pos≈Neg] condition (uniform, `U = w = 2^16`; power law, `U = 2^16`,
+/// `w = 2^11`); `4w` (at least 2^16) warm-up insertions, then `STEPS`
+/// query-then-insert steps; penalties from `U[1, 10)`; `bpt = max(k, 3)`
+/// in 32-bit cells, memory counted as `m·bpt = w·bpi`; `k` up to 16, a
+/// 32-bit block's cells. Run with
+/// `cargo test --release -p streambloom --lib report_section5 -- --ignored --nocapture`.
+#[test]
+#[ignore = "a report: minutes of filter operations"]
+fn report_section5() {
+    const STEPS: u64 = 1 << 20;
+    const U: u32 = 1 << 16;
+    let h: f64 = (1..=U).map(|x| 1.0 / f64::from(x)).sum();
+    let cdf: Vec<f64> = (1..=U)
+        .scan(0.0, |s, x| {
+            *s += 1.0 / (f64::from(x) * h);
+            Some(*s)
+        })
+        .collect();
+    let streams: [(&str, bool, u64, Distinct); 2] = [
+        (
+            "uniform",
+            false,
+            1 << 16,
+            Distinct::uniform(f64::from(U)).unwrap(),
+        ),
+        ("power law", true, 1 << 11, Distinct::zipf(U).unwrap()),
+    ];
+    for layout in Layout::ALL {
+        for (name, zipf, w, distinct) in streams {
+            std::println!("{layout:?}, {name} stream, w = {w}");
+            std::println!("bpi  k_std  k_inf  penalty_std  penalty_inf  ratio  PE(k_inf)  FN_std");
+            for bpi in [1u64, 2, 4, 8, 16, 32, 64] {
+                let mut best_std = (f64::INFINITY, 0);
+                let mut best_inf = (f64::INFINITY, 0, 0.0);
+                let mut std_fn = 0u64;
+                for k in [1u32, 2, 3, 4, 6, 8, 12, 16] {
+                    let bpt = k.max(3);
+                    let m = (w * bpi / u64::from(bpt)) as usize;
+                    let Ok(params) = TimingParams::plan::<W32>(m.max(1), k, w, bpt, layout) else {
+                        continue;
+                    };
+                    let mut f = TimingBloom::<W32>::new(params, 99).unwrap();
+                    f.set_stream(distinct);
+                    // The same items and penalties in every trial.
+                    let mut items = Rng::new(1);
+                    let mut costs = Rng::new(2);
+                    let mut draw = || {
+                        if zipf {
+                            let r = items.unit();
+                            cdf.partition_point(|&c| c < r).min(U as usize - 1)
+                        } else {
+                            items.below(u64::from(U)) as usize
+                        }
+                    };
+                    let mut last = vec![None::<u64>; U as usize];
+                    let warm = (4 * w).max(1 << 16);
+                    for t in 0..warm {
+                        let x = draw();
+                        last[x] = Some(t);
+                        f.insert_hash(x as u64);
+                    }
+                    let (mut ps, mut pi, mut pe, mut fns) =
+                        (0.0, 0.0, PosteriorError::default(), 0);
+                    for t in warm..warm + STEPS {
+                        let x = draw();
+                        let (cost_fp, cost_fn) =
+                            (1.0 + 9.0 * costs.unit(), 1.0 + 9.0 * costs.unit());
+                        let truth = last[x].is_some_and(|s| t - s - 1 < w);
+                        let prior = if zipf {
+                            1.0 / ((x + 1) as f64 * h)
+                        } else {
+                            1.0 / f64::from(U)
+                        };
+                        let e = f.evidence_hash(x as u64);
+                        let standard = e.age != Age::Expired;
+                        let p = f.posterior_of(&e, prior).unwrap();
+                        pe.add(p, truth);
+                        match (standard, truth) {
+                            (true, false) => ps += cost_fp,
+                            (false, true) => fns += 1,
+                            _ => {}
+                        }
+                        match (decide(p, cost_fp, cost_fn).unwrap(), truth) {
+                            (true, false) => pi += cost_fp,
+                            (false, true) => pi += cost_fn,
+                            _ => {}
+                        }
+                        last[x] = Some(t);
+                        f.insert_hash(x as u64);
+                    }
+                    std_fn += fns;
+                    if ps < best_std.0 {
+                        best_std = (ps, k);
+                    }
+                    if pi < best_inf.0 {
+                        best_inf = (pi, k, pe.value());
+                    }
+                }
+                std::println!(
+                    "{bpi:>3}  {:>5}  {:>5}  {:>11.0}  {:>11.0}  {:>5.2}  {:>9.4}  {std_fn}",
+                    best_std.1,
+                    best_inf.1,
+                    best_std.0,
+                    best_inf.0,
+                    best_std.0 / best_inf.0,
+                    best_inf.2
+                );
+            }
+        }
+    }
+}
+
+/// Restored storage the filter could not have written (every timer at
+/// `T_+` with `b = 0`, or above `T_Ω`) reads expired, and a posterior of
+/// it is 0, not an error.
+#[test]
+fn impossible_restored_timers_read_expired() {
+    let params = TimingParams::new(256, 3, 20, 4, 0, 8);
+    for fill in [0u8, 200] {
+        let blocks = vec![Block([fill; 64]); 4];
+        let f = TimingBloom::<W8, _, _>::restore(
+            params,
+            blocks,
+            hash::seeded_hasher(1),
+            Clock::default(),
+        )
+        .unwrap();
+        for x in 0..50u64 {
+            assert!(!f.contains_hash(x));
+            assert_eq!(f.evidence_hash(x).age, Age::Expired);
+            assert_eq!(f.posterior_hash(x, 0.5), Ok(0.0));
+        }
+    }
+}
