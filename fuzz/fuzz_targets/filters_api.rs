@@ -749,7 +749,7 @@ fn timing<W: Width>(i: &Input) {
         padding: i.a.marker as u64,
         t_omega: i.a.range_bits,
         bits_per_timer: i.a.bits,
-        layout: layout(i.a.two),
+        layout: layout(i.a.two).into(),
     };
     assert_eq!(raw.blocks::<W>().is_ok(), timing_valid::<W>(&raw), "{raw:?}");
     if past_isize(i.a.cells.div_ceil(W::CELLS)) {
@@ -758,7 +758,7 @@ fn timing<W: Width>(i: &Input) {
     }
     // Small windows and blocks so that the clock wraps within a run.
     let params = TimingParams {
-        layout: layout(i.a.two),
+        layout: layout(i.a.two).into(),
         ..TimingParams::new(
             cap(i.a.cells),
             i.a.k,

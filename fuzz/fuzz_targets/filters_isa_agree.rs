@@ -209,7 +209,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input, isa: Isa) -> Option<(Vec<u32>, u64, V
 /// timers and the clock.
 fn timing<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<(bool, Evidence, u64)>, Vec<Block>, u64)> {
     let params = TimingParams {
-        layout: layout(i.two),
+        layout: layout(i.two).into(),
         ..TimingParams::new(
             usize::from(i.cells % 4096),
             u32::from(i.k),

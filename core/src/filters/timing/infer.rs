@@ -1,7 +1,7 @@
 //! The inferential query's evidence and its cache (paper §4, §4.4): what
 //! an item's timers say, and `F(c, 0, B)` for the layout in use.
 
-use super::TimingParams;
+use super::{TimingLayout, TimingParams};
 use crate::analysis::timing::{Age, Distinct, Placed, touched};
 use crate::hash::Layout;
 
@@ -74,10 +74,20 @@ impl Inference {
         block_cells: usize,
         distinct: Distinct,
     ) -> Inference {
-        let placed = Placed::Blocked {
-            layout: params.layout,
-            blocks,
-            block_cells,
+        let placed = match params.layout {
+            TimingLayout::OneBlock => Placed::Blocked {
+                layout: Layout::OneBlock,
+                blocks,
+                block_cells,
+            },
+            TimingLayout::TwoBlocks => Placed::Blocked {
+                layout: Layout::TwoBlocks,
+                blocks,
+                block_cells,
+            },
+            TimingLayout::Unblocked => Placed::Unblocked {
+                m: blocks * block_cells,
+            },
         };
         let k = params.k;
         let d = distinct.at(params.block as f64);
@@ -85,8 +95,8 @@ impl Inference {
         for (c, slot) in cache.iter_mut().enumerate().take(k as usize + 1) {
             *slot = touched(placed, k, c as u32, 0, d);
         }
-        if params.layout == Layout::TwoBlocks && blocks > 1 {
-            let (k1, k2) = params.layout.halves(k);
+        if params.layout == TimingLayout::TwoBlocks && blocks > 1 {
+            let (k1, k2) = Layout::TwoBlocks.halves(k);
             for c1 in 0..=k1 {
                 for c2 in 1..=k2 {
                     cache[slot(c1, c2)] = touched(placed, k, c1, c2, d);

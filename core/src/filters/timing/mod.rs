@@ -18,7 +18,8 @@
 //!
 //! 1. sets the item's `k` timers (its cells, placed as in the Stable
 //!    filter: `k` distinct cells of one block, or `⌈k/2⌉` and `⌊k/2⌋` of
-//!    two, [`Layout`]) to `T_+`, with the `assign` kernel;
+//!    two, with the `assign` kernel; or, [`TimingLayout::Unblocked`], `k`
+//!    independent positions over all `m`, the paper's model) to `T_+`;
 //! 2. advances `b`, and `T_+` when `b` reaches `B`;
 //! 3. sweeps the next `⌈m/(B(𝒫+1))⌉` timers (NOTES T3: rounded up),
 //!    marking `T_ε` those expired under the new clock.
@@ -126,7 +127,7 @@ mod tests;
 
 pub use crate::hash::Layout;
 pub use infer::Evidence;
-pub use params::TimingParams;
+pub use params::{TimingLayout, TimingParams};
 
 use crate::analysis::timing::{self, Age, Distinct};
 use crate::filter::keyed;
@@ -141,6 +142,10 @@ use streambloom_kernels::{Backend, Body, Mask, Ops, cell, prefetch, set_cell};
 /// cells, each `k`-subset equally likely (the Stable filter's), which the
 /// posterior's model assumes.
 pub const PLACEMENT: Placement = Placement::Floyd;
+
+/// Salt of the remixes that place [`TimingLayout::Unblocked`] timers:
+/// timer `i` reads `mix64(h ^ (i + 1)·UNBLOCKED_SALT)`.
+const UNBLOCKED_SALT: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The clock and the sweep: with the blocks, all of a filter's state.
 ///
@@ -491,7 +496,14 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     #[inline]
     pub fn insert_hash(&mut self, h: u64) {
         let engine = self.cells.engine();
-        if self.params.layout == Layout::TwoBlocks {
+        if self.params.layout == TimingLayout::Unblocked {
+            let (at, n) = self.positions(h);
+            let now = self.clock.now;
+            let blocks = self.cells.blocks_mut();
+            for &p in &at[..n] {
+                set_cell::<W>(&mut blocks[p / W::CELLS], p % W::CELLS, now);
+            }
+        } else if self.params.layout == TimingLayout::TwoBlocks {
             engine.run(SetTimers::<_, _, _, true> { filter: self, h });
         } else {
             engine.run(SetTimers::<_, _, _, false> { filter: self, h });
@@ -515,7 +527,7 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn insert_batch_hash(&mut self, hashes: &[u64]) {
-        let two = self.params.layout == Layout::TwoBlocks;
+        let two = self.params.layout == TimingLayout::TwoBlocks;
         crate::filter::batch!(
             hashes.len(),
             self.cells.prefetching(),
@@ -535,7 +547,14 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        if self.params.layout == Layout::TwoBlocks {
+        if self.params.layout == TimingLayout::Unblocked {
+            let (at, n) = self.positions(h);
+            let threshold = self.threshold();
+            let blocks = self.cells.blocks();
+            at[..n]
+                .iter()
+                .all(|&p| self.age(cell::<W>(&blocks[p / W::CELLS], p % W::CELLS)) < threshold)
+        } else if self.params.layout == TimingLayout::TwoBlocks {
             self.fresh::<true>(h)
         } else {
             self.fresh::<false>(h)
@@ -557,7 +576,7 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// ```
     pub fn contains_batch_hash(&self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
         Error::check_len("found", hashes.len(), found.len())?;
-        let two = self.params.layout == Layout::TwoBlocks;
+        let two = self.params.layout == TimingLayout::TwoBlocks;
         crate::filter::batch!(
             hashes.len(),
             self.cells.prefetching(),
@@ -579,24 +598,34 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// ```
     #[inline]
     pub fn evidence_hash(&self, h: u64) -> Evidence {
-        let probes = self.probes(h);
         let threshold = self.threshold();
         let mut e = Evidence::default();
         let mut oldest: Option<u64> = None;
-        let halves = [Some(probes.first), probes.second];
-        for (half, probe) in halves.iter().enumerate() {
-            let Some(probe) = probe else { continue };
-            let block = self.cells.block(probe.block);
-            let mut mask = probe.mask;
-            while let Some(i) = mask.pop_lowest() {
-                e.distinct[half] += 1;
-                let age = self.age(cell::<W>(block, i));
-                if oldest.is_none_or(|o| age > o) {
-                    oldest = Some(age);
-                    e.oldest = [0, 0];
-                }
-                if oldest == Some(age) {
-                    e.oldest[half] += 1;
+        let mut see = |half: usize, v: u32| {
+            e.distinct[half] += 1;
+            let age = self.age(v);
+            if oldest.is_none_or(|o| age > o) {
+                oldest = Some(age);
+                e.oldest = [0, 0];
+            }
+            if oldest == Some(age) {
+                e.oldest[half] += 1;
+            }
+        };
+        if self.params.layout == TimingLayout::Unblocked {
+            let (at, n) = self.positions(h);
+            let blocks = self.cells.blocks();
+            for &p in &at[..n] {
+                see(0, cell::<W>(&blocks[p / W::CELLS], p % W::CELLS));
+            }
+        } else {
+            let probes = self.probes(h);
+            for (half, probe) in [Some(probes.first), probes.second].iter().enumerate() {
+                let Some(probe) = probe else { continue };
+                let block = self.cells.block(probe.block);
+                let mut mask = probe.mask;
+                while let Some(i) = mask.pop_lowest() {
+                    see(half, cell::<W>(block, i));
                 }
             }
         }
@@ -620,7 +649,7 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// ```
     pub fn evidence_batch_hash(&self, hashes: &[u64], out: &mut [Evidence]) -> Result<()> {
         Error::check_len("out", hashes.len(), out.len())?;
-        let two = self.params.layout == Layout::TwoBlocks;
+        let two = self.params.layout == TimingLayout::TwoBlocks;
         crate::filter::batch!(
             hashes.len(),
             self.cells.prefetching(),
@@ -786,6 +815,25 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
         self.cells.blocks()
     }
 
+    /// Item `h`'s distinct timers under [`TimingLayout::Unblocked`]: `k`
+    /// positions over all `m`, each by multiply-shift from its own remix
+    /// of `h`, repeats collapsed (`R_x`); the first `n` of the array.
+    #[inline(always)]
+    fn positions(&self, h: u64) -> ([usize; 64], usize) {
+        let m = self.cells.cells() as u128;
+        let mut at = [0usize; 64];
+        let mut n = 0;
+        for i in 0..u64::from(self.params.k) {
+            let x = hash::mix64(h ^ UNBLOCKED_SALT.wrapping_mul(i + 1));
+            let p = ((u128::from(x) * m) >> 64) as usize;
+            if !at[..n].contains(&p) {
+                at[n] = p;
+                n += 1;
+            }
+        }
+        (at, n)
+    }
+
     /// Where item `h` lives (the halves merged when they share a block, so
     /// that no timer is counted twice).
     #[inline(always)]
@@ -795,7 +843,7 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
             placement: PLACEMENT,
         };
         hash::probes_fixed::<W, _>(
-            self.params.layout == Layout::TwoBlocks,
+            self.params.layout == TimingLayout::TwoBlocks,
             h,
             self.cells.block_count(),
             self.params.k,
@@ -855,6 +903,13 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     #[inline(always)]
     fn prefetch_hash(&self, two: bool, h: u64) {
         let blocks = self.cells.block_count();
+        if self.params.layout == TimingLayout::Unblocked {
+            let (at, n) = self.positions(h);
+            for &p in &at[..n] {
+                prefetch(self.cells.block(p / W::CELLS));
+            }
+            return;
+        }
         prefetch(self.cells.block(hash::block_of(h, blocks)));
         if two {
             prefetch(self.cells.block(hash::second_block_of(h, blocks)));

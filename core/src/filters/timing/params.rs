@@ -5,6 +5,36 @@
 use crate::hash::Layout;
 use crate::{Error, Result, Width, store};
 
+/// Where an item's `k` timers go.
+///
+/// ```
+/// use streambloom::timing::TimingLayout;
+/// use streambloom::Layout;
+/// assert_eq!(TimingLayout::from(Layout::TwoBlocks), TimingLayout::TwoBlocks);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TimingLayout {
+    /// `k` distinct cells of one block ([`Layout::OneBlock`]): one cache
+    /// line an item.
+    OneBlock,
+    /// `⌈k/2⌉` and `⌊k/2⌋` distinct cells of two blocks
+    /// ([`Layout::TwoBlocks`]).
+    TwoBlocks,
+    /// `k` independent positions over all `m` timers, repeats collapsed:
+    /// the paper's model (§3, Definition 12), up to `k` cache lines an
+    /// item; what reproducing its §5 needs (NOTES-timing §6).
+    Unblocked,
+}
+
+impl From<Layout> for TimingLayout {
+    fn from(layout: Layout) -> TimingLayout {
+        match layout {
+            Layout::OneBlock => TimingLayout::OneBlock,
+            Layout::TwoBlocks => TimingLayout::TwoBlocks,
+        }
+    }
+}
+
 /// The parameters of a [`TimingBloom`](super::TimingBloom).
 ///
 /// `cells` is rounded up to whole blocks (`m = blocks × W::CELLS`). The
@@ -27,7 +57,8 @@ use crate::{Error, Result, Width, store};
 pub struct TimingParams {
     /// Requested number of timers (at least 1), rounded up to whole blocks.
     pub cells: usize,
-    /// Timers set per item: `1 <= k <= W::CELLS` (and `k <= 64`).
+    /// Timers set per item: `1 <= k <= W::CELLS` (and `k <= 64`) in
+    /// blocks, `1 <= k <= 64` unblocked.
     pub k: u32,
     /// The window `w`, in insertions: the standard query answers "was the
     /// item among the last `w` insertions?" (`w >= 1`).
@@ -42,8 +73,8 @@ pub struct TimingParams {
     /// Bits a timer uses (`2 <= bpt <= W::BITS`); the cell still takes
     /// `W::BITS` bits.
     pub bits_per_timer: u32,
-    /// One block or two an item ([`Layout`]).
-    pub layout: Layout,
+    /// One block, two, or unblocked ([`TimingLayout`]).
+    pub layout: TimingLayout,
 }
 
 impl TimingParams {
@@ -75,7 +106,7 @@ impl TimingParams {
             padding,
             t_omega,
             bits_per_timer,
-            layout: Layout::OneBlock,
+            layout: TimingLayout::OneBlock,
         }
     }
 
@@ -100,8 +131,9 @@ impl TimingParams {
         k: u32,
         window: u64,
         bits_per_timer: u32,
-        layout: Layout,
+        layout: impl Into<TimingLayout>,
     ) -> Result<TimingParams> {
+        let layout = layout.into();
         if window == 0 {
             return Err(Error::param("window", window, "at least 1"));
         }
@@ -158,11 +190,16 @@ impl TimingParams {
                 "in 2..=W::BITS, the cell width (and at most 31)",
             ));
         }
-        if self.k == 0 || self.k as usize > W::CELLS.min(64) {
+        let most = if self.layout == TimingLayout::Unblocked {
+            64
+        } else {
+            W::CELLS.min(64)
+        };
+        if self.k == 0 || self.k as usize > most {
             return Err(Error::param(
                 "k",
                 self.k,
-                "in 1..=W::CELLS, the cells of a block (and at most 64)",
+                "in 1..=W::CELLS, the cells of a block (and at most 64; 1..=64 unblocked)",
             ));
         }
         if self.window == 0 {

@@ -7,12 +7,13 @@ use std::collections::VecDeque;
 use std::vec;
 use std::vec::Vec;
 
-fn layout(two: bool) -> Layout {
-    if two {
-        Layout::TwoBlocks
-    } else {
-        Layout::OneBlock
-    }
+/// One of the three layouts, by `n % 3`.
+fn layout(n: u8) -> TimingLayout {
+    [
+        TimingLayout::OneBlock,
+        TimingLayout::TwoBlocks,
+        TimingLayout::Unblocked,
+    ][usize::from(n % 3)]
 }
 
 #[test]
@@ -191,7 +192,23 @@ impl Model {
     /// The item's timers, by the placement restated from `hash::probes`,
     /// per block (the second empty unless apart).
     fn timers<W: Width>(&self, h: u64) -> [Vec<usize>; 2] {
-        let p = hash::probes::<W>(self.params.layout, PLACEMENT, h, self.blocks, self.params.k);
+        let layout = match self.params.layout {
+            TimingLayout::Unblocked => {
+                let m = (self.blocks * self.block_cells) as u128;
+                let mut at: Vec<usize> = Vec::new();
+                for i in 1..=u64::from(self.params.k) {
+                    let x = hash::mix64(h ^ UNBLOCKED_SALT.wrapping_mul(i));
+                    let p = ((u128::from(x) * m) >> 64) as usize;
+                    if !at.contains(&p) {
+                        at.push(p);
+                    }
+                }
+                return [at, Vec::new()];
+            }
+            TimingLayout::OneBlock => Layout::OneBlock,
+            TimingLayout::TwoBlocks => Layout::TwoBlocks,
+        };
+        let p = hash::probes::<W>(layout, PLACEMENT, h, self.blocks, self.params.k);
         let cells = |probe: hash::Probe<W>| {
             (0..self.block_cells)
                 .filter(|&i| probe.mask.contains(i))
@@ -253,7 +270,7 @@ struct Case {
     block: u64,
     padding: u64,
     slack: u32,
-    two: bool,
+    layout: u8,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -264,16 +281,16 @@ fn case() -> impl Strategy<Value = Case> {
         1..12u64,
         0..4u64,
         0..3u32,
-        any::<bool>(),
+        any::<u8>(),
     )
-        .prop_map(|(cells, k, window, block, padding, slack, two)| Case {
+        .prop_map(|(cells, k, window, block, padding, slack, layout)| Case {
             cells,
             k,
             window,
             block,
             padding,
             slack,
-            two,
+            layout,
         })
 }
 
@@ -284,7 +301,7 @@ fn case() -> impl Strategy<Value = Case> {
 fn agrees_with_model<W: Width>(c: Case, keys: &[u64]) -> std::result::Result<(), TestCaseError> {
     let mut params = TimingParams::new(c.cells, c.k, c.window, c.block, c.padding, W::BITS.min(16));
     params.t_omega += c.slack;
-    params.layout = layout(c.two);
+    params.layout = layout(c.layout);
     let mut last: Option<TimingBloom<W>> = None;
     for isa in Isa::available() {
         let mut f = TimingBloom::<W>::new(params, 7).unwrap();
@@ -350,7 +367,7 @@ proptest! {
         probes in proptest::collection::vec(0..6000u64, 0..700),
     ) {
         let params = TimingParams {
-            layout: layout(c.two),
+            layout: layout(c.layout),
             ..TimingParams::new(blocks * W8::CELLS, c.k, c.window, c.block, c.padding, 8)
         };
         let mut one = TimingBloom::<W8>::new(params, 3).unwrap();
@@ -630,11 +647,11 @@ fn bloom_posterior_matches_simulation() {
 #[test]
 #[cfg_attr(miri, ignore = "tens of thousands of filter operations")]
 fn inference_beats_the_standard_query_on_a_uniform_stream() {
-    for (two, seed) in [(false, 1u64), (true, 2)] {
+    for (n, seed) in [(0u8, 1u64), (1, 2), (2, 3)] {
         let (u, w) = (1024u64, 1024u64);
         let bpt = 3;
         let m = (w * 8 / bpt) as usize;
-        let params = TimingParams::plan::<W8>(m, 3, w, bpt as u32, layout(two)).unwrap();
+        let params = TimingParams::plan::<W8>(m, 3, w, bpt as u32, layout(n)).unwrap();
         let mut f = TimingBloom::<W8>::new(params, seed).unwrap();
         f.set_stream(Distinct::uniform(u as f64).unwrap());
         let mut rng = Rng::new(seed);
@@ -665,15 +682,16 @@ fn inference_beats_the_standard_query_on_a_uniform_stream() {
             last[x as usize] = Some(t);
             f.insert(&x);
         }
-        assert!(inf_cost <= std_cost, "two {two}: {inf_cost} > {std_cost}");
-        assert!(pe.value() < 0.05, "two {two}: PE {}", pe.value());
+        let l = layout(n);
+        assert!(inf_cost <= std_cost, "{l:?}: {inf_cost} > {std_cost}");
+        assert!(pe.value() < 0.05, "{l:?}: PE {}", pe.value());
     }
 }
 
 #[test]
 fn restore_round_trips_and_clear_expires_everything() {
     let params = TimingParams {
-        layout: Layout::TwoBlocks,
+        layout: TimingLayout::TwoBlocks,
         ..TimingParams::new(512, 4, 30, 3, 1, 8)
     };
     let mut f = TimingBloom::<W8>::new(params, 4).unwrap();
@@ -749,7 +767,11 @@ fn report_section5() {
         ),
         ("power law", true, 1 << 11, Distinct::zipf(U).unwrap()),
     ];
-    for layout in Layout::ALL {
+    for layout in [
+        TimingLayout::Unblocked,
+        TimingLayout::OneBlock,
+        TimingLayout::TwoBlocks,
+    ] {
         for (name, zipf, w, distinct) in streams {
             std::println!("{layout:?}, {name} stream, w = {w}");
             std::println!("bpi  k_std  k_inf  penalty_std  penalty_inf  ratio  PE(k_inf)  FN_std");
@@ -757,7 +779,8 @@ fn report_section5() {
                 let mut best_std = (f64::INFINITY, 0);
                 let mut best_inf = (f64::INFINITY, 0, 0.0);
                 let mut std_fn = 0u64;
-                for k in [1u32, 2, 3, 4, 6, 8, 12, 16] {
+                // k above 16 only unblocked (a 32-bit block has 16 cells).
+                for k in [1u32, 2, 3, 4, 6, 8, 12, 16, 24, 30] {
                     let bpt = k.max(3);
                     let m = (w * bpi / u64::from(bpt)) as usize;
                     let Ok(params) = TimingParams::plan::<W32>(m.max(1), k, w, bpt, layout) else {
