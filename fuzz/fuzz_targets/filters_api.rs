@@ -15,7 +15,7 @@ use streambloom::spectral::{
 use streambloom::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::analysis::timing::Age;
-use streambloom::timing::{TimingBloom, TimingParams};
+use streambloom::timing::{TimingLayout, TimingBloom, TimingParams};
 use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 /// Largest cell count a filter is built with (validation sees raw values).
@@ -728,7 +728,7 @@ fn timing_valid<W: Width>(p: &TimingParams) -> bool {
     !past_isize(p.cells.div_ceil(W::CELLS))
         && p.cells >= 1
         && (2..=W::BITS.min(31)).contains(&p.bits_per_timer)
-        && (1..=W::CELLS.min(64) as u32).contains(&p.k)
+        && (1..=if p.layout == TimingLayout::Unblocked { 64 } else { W::CELLS.min(64) as u32 }).contains(&p.k)
         && p.window >= 1
         && p.block >= 1
         && least.is_some_and(|l| u64::from(p.t_omega) >= l)
@@ -749,7 +749,7 @@ fn timing<W: Width>(i: &Input) {
         padding: i.a.marker as u64,
         t_omega: i.a.range_bits,
         bits_per_timer: i.a.bits,
-        layout: layout(i.a.two).into(),
+        layout: timing_layout(i.a.trapping, i.a.two),
     };
     assert_eq!(raw.blocks::<W>().is_ok(), timing_valid::<W>(&raw), "{raw:?}");
     if past_isize(i.a.cells.div_ceil(W::CELLS)) {
@@ -758,7 +758,7 @@ fn timing<W: Width>(i: &Input) {
     }
     // Small windows and blocks so that the clock wraps within a run.
     let params = TimingParams {
-        layout: layout(i.a.two).into(),
+        layout: timing_layout(i.a.trapping, i.a.two),
         ..TimingParams::new(
             cap(i.a.cells),
             i.a.k,
@@ -825,6 +825,16 @@ fn timing<W: Width>(i: &Input) {
             }
             _ => {}
         }
+    }
+}
+
+/// The timing filter's layout: unblocked (the `trapping` flag, unused by
+/// this filter otherwise), or one or two blocks.
+fn timing_layout(unblocked: bool, two: bool) -> TimingLayout {
+    if unblocked {
+        TimingLayout::Unblocked
+    } else {
+        layout(two).into()
     }
 }
 

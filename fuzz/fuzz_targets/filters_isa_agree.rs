@@ -10,7 +10,7 @@ use streambloom::spectral::{
 };
 use streambloom::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
-use streambloom::timing::{Evidence, TimingBloom, TimingParams};
+use streambloom::timing::{TimingLayout, Evidence, TimingBloom, TimingParams};
 use streambloom::{Block, Classic, ClassicParams, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 #[derive(Arbitrary, Debug)]
@@ -209,7 +209,7 @@ fn spectral<P: Pol, W: Counter>(i: &Input, isa: Isa) -> Option<(Vec<u32>, u64, V
 /// timers and the clock.
 fn timing<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<(bool, Evidence, u64)>, Vec<Block>, u64)> {
     let params = TimingParams {
-        layout: layout(i.two).into(),
+        layout: timing_layout(i.trapping, i.two),
         ..TimingParams::new(
             usize::from(i.cells % 4096),
             u32::from(i.k),
@@ -235,6 +235,16 @@ fn timing<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<(bool, Evidence, u64)>, 
     }
     let clock = f.clock();
     Some((out, f.blocks().to_vec(), clock.now as u64 ^ clock.offset << 32 ^ (clock.cursor as u64) << 40))
+}
+
+/// The timing filter's layout: unblocked (the `trapping` flag, unused by
+/// this filter otherwise), or one or two blocks.
+fn timing_layout(unblocked: bool, two: bool) -> TimingLayout {
+    if unblocked {
+        TimingLayout::Unblocked
+    } else {
+        layout(two).into()
+    }
 }
 
 fuzz_target!(|i: Input| match i.kind % 20 {
