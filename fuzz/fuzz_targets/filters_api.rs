@@ -777,7 +777,7 @@ fn timing<W: Width>(i: &Input) {
             Op::Insert(x) | Op::Observe(x) => {
                 f.insert(&x);
                 recent.push_back(x);
-                if recent.len() as u64 > params.window.min(200) {
+                if recent.len() as u64 > params.window.min(32) {
                     recent.pop_front();
                 }
                 assert!(recent.iter().all(|y| f.contains(y)), "{params:?}");
@@ -819,7 +819,7 @@ fn timing<W: Width>(i: &Input) {
                 f.insert_batch(keys);
                 assert!(f == one);
                 recent.extend(keys.iter().copied());
-                while recent.len() as u64 > params.window.min(200) {
+                while recent.len() as u64 > params.window.min(32) {
                     recent.pop_front();
                 }
             }
