@@ -93,14 +93,16 @@
 //!
 //! **Latency** (`streambloom-bench latency --target
 //! timing-standard,timing-inferential,stable-observe --sizes 16K,1M,64M
-//! --isa avx2`, Zen 3, shared machine, p50 per item of a query then an
-//! insert of the same item, `k = 5`, 8-bit timers, `w = cells/4`):
-//! standard 40.7 / 43.1 / 183 ns and inferential (evidence, posterior,
-//! decision) 73.1 / 77.3 / 204 ns at 16 KiB / 1 MiB / 64 MiB; the Stable
-//! filter's observe 9.2 / 10.0 / 103 ns in the same run. The paper's Java
-//! implementation took 0.5–1.5 µs per query and insert (§5.1.5): 7–37×
-//! this in cache, 2.4–8× at 64 MiB. The posterior's `libm` exponentials
-//! are most of the inferential query's extra 32 ns.
+//! --isa avx2`, Zen 3, shared machine at load 3, p50 per item of a query
+//! then an insert of the same item, `k = 5`, 8-bit timers, one block,
+//! `w = cells/4`): standard 41.5 / 43.5 / 182 ns and inferential
+//! (evidence, posterior, decision) 73.4 / 76.7 / 179 ns at 16 KiB / 1 MiB /
+//! 64 MiB (out of cache the miss dominates both, and the two differ by
+//! the noise); the Stable filter's observe 9.1 / 9.9 / 100 ns in the same
+//! run. The paper's Java implementation took 0.5–1.5 µs per query and
+//! insert (§5.1.5): 7–36× this in cache, 2.7–8× at 64 MiB. The posterior's
+//! `libm` exponentials are most of the inferential query's extra 32 ns
+//! in cache.
 //!
 //! ```
 //! use streambloom::timing::{TimingBloom, TimingParams};

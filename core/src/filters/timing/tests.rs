@@ -409,7 +409,8 @@ proptest! {
     /// (`b > w` included).
     #[test]
     fn posterior_equals_direct_summation(
-        p in 0.001..0.2f64,
+        // Under Miri, priors whose geometric tail ends sooner.
+        p in if cfg!(miri) { 0.02..0.2f64 } else { 0.001..0.2f64 },
         w in 1..300u64,
         bb in 1..60u64,
         b_frac in 0.0..1.0f64,
