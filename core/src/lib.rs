@@ -10,6 +10,7 @@
 //! | "is this a duplicate?", remembering important keys longer | [`ImportanceBloom`] | [`observe`](ImportanceBloom::observe)`(key, importance)` | as [`StableBloom`], with fewer false negatives for important keys ([`importance`] module docs) |
 //! | "is this a duplicate?", keeping a reservoir sample of the stream's past | [`ReservoirBloom`] | [`observe`](ReservoirBloom::observe) | false positives and negatives; insertions thin out as `s/i` ([`reservoir`] module docs) |
 //! | "how often has this key occurred?" | [`Spectral`] with [`MinimumSelection`] (deletions), [`MinimalIncrease`] (fewer errors, no deletions) or [`RecurringMinimum`] | [`estimate`](Spectral::estimate), [`at_least`](Spectral::at_least), [`union`](Spectral::union), [`join`](Spectral::join) | over-estimates only (see each policy) |
+//! | "was this key among the last `w` items?", with no false negatives or as a probability | [`TimingBloom`] | [`contains`](TimingBloom::contains) (no false negatives), [`posterior`](TimingBloom::posterior), [`decide`](TimingBloom::decide) (least expected penalty) | false positives from overwritten timers and the clock's block granularity ([`timing`] module docs) |
 //! | counts over the last `W` items; counts of value ranges | [`spectral::SlidingWindow`], [`spectral::RangeTree`] | as [`Spectral`] | as [`Spectral`] |
 //!
 //! # Choosing parameters
@@ -57,7 +58,8 @@
 //!
 //! # Modules
 //!
-//! - [`classic`], [`stable`], [`importance`], [`reservoir`], [`spectral`]: the filters,
+//! - [`classic`], [`stable`], [`importance`], [`reservoir`], [`spectral`],
+//!   [`timing`]: the filters,
 //!   their params and planners.
 //! - [`analysis`]: the papers' formulas and this crate's models of the
 //!   blocked filters, which the planners plan by.
@@ -96,7 +98,7 @@ mod search;
 pub mod store;
 
 pub use error::{Error, Result, Value};
-pub use filters::{classic, importance, reservoir, spectral, stable};
+pub use filters::{classic, importance, reservoir, spectral, stable, timing};
 pub use hash::Layout;
 
 pub use classic::{Classic, ClassicParams};
@@ -143,3 +145,4 @@ pub use spectral::{MinimalIncrease, MinimumSelection, RecurringMinimum, Spectral
 pub use stable::{Eviction, StableBloom, StableParams};
 pub use store::Storage;
 pub use streambloom_kernels::{Block, Isa, Mask, MinCount, W1, W2, W4, W8, W16, W32, Width};
+pub use timing::{TimingBloom, TimingParams};

@@ -15,6 +15,8 @@ use streambloom::spectral::{
     Removable, SlidingWindow, Spectral, SpectralParams,
 };
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
+use streambloom::analysis::timing::Age;
+use streambloom::timing::{TimingLayout, TimingBloom, TimingParams};
 use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 /// Largest cell count a filter is built with (validation sees raw values).
@@ -802,8 +804,131 @@ fn reservoir(i: &Input) {
     }
 }
 
-fuzz_target!(|i: Input| match i.kind % 25 {
+/// Whether raw Timing parameters are valid for width `W`.
+fn timing_valid<W: Width>(p: &TimingParams) -> bool {
+    let least = p
+        .window
+        .checked_div(p.block)
+        .map(|q| q + u64::from(p.window % p.block.max(1) != 0))
+        .and_then(|q| q.checked_add(1))
+        .and_then(|q| q.checked_add(p.padding));
+    !past_isize(p.cells.div_ceil(W::CELLS))
+        && p.cells >= 1
+        && (2..=W::BITS.min(31)).contains(&p.bits_per_timer)
+        && (1..=if p.layout == TimingLayout::Unblocked { 64 } else { W::CELLS.min(64) as u32 }).contains(&p.k)
+        && p.window >= 1
+        && p.block >= 1
+        && least.is_some_and(|l| u64::from(p.t_omega) >= l)
+        && u64::from(p.t_omega) + 2 <= 1u64 << p.bits_per_timer
+}
+
+/// The Timing filter on raw parameters: constructors accept exactly the
+/// valid ones; against a window of the last insertions (a `VecDeque`),
+/// the standard query has no false negatives; answers, evidence and
+/// posteriors agree; bad priors and penalties are errors; batches equal
+/// the keyed forms.
+fn timing<W: Width>(i: &Input) {
+    let raw = TimingParams {
+        cells: i.a.cells,
+        k: i.a.k,
+        window: i.a.window as u64,
+        block: i.a.p as u64,
+        padding: i.a.marker as u64,
+        t_omega: i.a.range_bits,
+        bits_per_timer: i.a.bits,
+        layout: timing_layout(i.a.trapping, i.a.two),
+    };
+    assert_eq!(raw.blocks::<W>().is_ok(), timing_valid::<W>(&raw), "{raw:?}");
+    if past_isize(i.a.cells.div_ceil(W::CELLS)) {
+        let e = TimingBloom::<W>::new(raw, i.a.seed).unwrap_err();
+        assert!(matches!(e, Error::Parameter { .. }), "{e:?}");
+    }
+    // Small windows and blocks so that the clock wraps within a run.
+    let params = TimingParams {
+        layout: timing_layout(i.a.trapping, i.a.two),
+        ..TimingParams::new(
+            cap(i.a.cells),
+            i.a.k,
+            (i.a.window % 300) as u64,
+            (i.a.p % 40) as u64,
+            (i.a.marker % 6) as u64,
+            i.a.bits,
+        )
+    };
+    let f = TimingBloom::<W>::new(params, i.a.seed);
+    assert_eq!(f.is_ok(), timing_valid::<W>(&params), "{params:?}");
+    let Ok(mut f) = f else { return };
+    let mut recent = VecDeque::new();
+    for op in &i.ops {
+        match *op {
+            Op::Insert(x) | Op::Observe(x) => {
+                f.insert(&x);
+                recent.push_back(x);
+                if recent.len() as u64 > params.window.min(32) {
+                    recent.pop_front();
+                }
+                assert!(recent.iter().all(|y| f.contains(y)), "{params:?}");
+            }
+            Op::Contains(x) => {
+                let e = f.evidence(&x);
+                assert_eq!(f.contains(&x), e.age != Age::Expired);
+                assert!(e.oldest_count() <= e.distinct() && e.distinct() <= params.k);
+            }
+            Op::Stats(n, prior) => {
+                let x = n as u16;
+                match f.posterior(&x, prior) {
+                    Ok(p) => {
+                        assert!(is_rate(prior) && is_rate(p), "{prior} {p}");
+                        if !f.contains(&x) {
+                            assert_eq!(p, 0.0);
+                        }
+                    }
+                    Err(e) => assert!(!is_rate(prior), "{e:?}"),
+                }
+                let (fp, fn_) = (prior * 10.0 - 1.0, 1.0 - prior);
+                match f.decide(&x, 0.5, fp, fn_) {
+                    Ok(_) => assert!(fp >= 0.0 && fn_ >= 0.0),
+                    Err(e) => assert!(!(fp >= 0.0 && fn_ >= 0.0), "{e:?}"),
+                }
+            }
+            Op::Clear => {
+                f.clear();
+                recent.clear();
+            }
+            Op::SetIsa(x) => set_isa(x, |isa| f.set_isa(isa)),
+            Op::Batch(ref keys) => {
+                let mut one = f.clone();
+                let want: Vec<bool> = keys.iter().map(|x| one.contains(x)).collect();
+                let mut found = vec![false; keys.len()];
+                f.contains_batch(keys, &mut found).unwrap();
+                assert_eq!(found, want);
+                keys.iter().for_each(|x| one.insert(x));
+                f.insert_batch(keys);
+                assert!(f == one);
+                recent.extend(keys.iter().copied());
+                while recent.len() as u64 > params.window.min(32) {
+                    recent.pop_front();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The timing filter's layout: unblocked (the `trapping` flag, unused by
+/// this filter otherwise), or one or two blocks.
+fn timing_layout(unblocked: bool, two: bool) -> TimingLayout {
+    if unblocked {
+        TimingLayout::Unblocked
+    } else {
+        layout(two).into()
+    }
+}
+
+fuzz_target!(|i: Input| match i.kind % 27 {
     24 => reservoir(&i),
+    25 => timing::<W8>(&i),
+    26 => timing::<W16>(&i),
     22 => importance::<W4>(&i),
     23 => importance::<W8>(&i),
     16 => formulas::<W1>(&i),

@@ -12,6 +12,7 @@ use streambloom::spectral::{
     SpectralParams,
 };
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
+use streambloom::timing::{TimingLayout, Evidence, TimingBloom, TimingParams};
 use streambloom::{Block, Classic, ClassicParams, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 #[derive(Arbitrary, Debug)]
@@ -237,8 +238,50 @@ fn spectral<P: Pol, W: Counter>(i: &Input, isa: Isa) -> Option<(Vec<u32>, u64, V
     Some((out, f.total(), f.blocks().to_vec()))
 }
 
-fuzz_target!(|i: Input| match i.kind % 19 {
-    18 => agree(&i, |isa| reservoir(&i, isa)),
+/// A Timing filter: window `p`, block `marker`, padding `bits`, all small;
+/// every standard answer, evidence and posterior (bit for bit), then the
+/// timers and the clock.
+fn timing<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<(bool, Evidence, u64)>, Vec<Block>, u64)> {
+    let params = TimingParams {
+        layout: timing_layout(i.trapping, i.two),
+        ..TimingParams::new(
+            usize::from(i.cells % 4096),
+            u32::from(i.k),
+            u64::from(i.p % 512),
+            u64::from(i.marker % 64),
+            u64::from(i.bits % 8),
+            W::BITS.min(12),
+        )
+    };
+    let mut f = TimingBloom::<W>::new(params, i.seed).ok()?;
+    f.set_isa(isa).unwrap();
+    let mut out = Vec::new();
+    for op in &i.ops {
+        match *op {
+            Op::Insert(x, _) => f.insert(&x),
+            Op::Query(x, r) | Op::Remove(x, r) => {
+                let prior = f64::from(r) / f64::from(u32::MAX);
+                let p = f.posterior(&x, prior).unwrap();
+                out.push((f.contains(&x), f.evidence(&x), p.to_bits()));
+            }
+            Op::Clear => f.clear(),
+        }
+    }
+    let clock = f.clock();
+    Some((out, f.blocks().to_vec(), clock.now as u64 ^ clock.offset << 32 ^ (clock.cursor as u64) << 40))
+}
+
+/// The timing filter's layout: unblocked (the `trapping` flag, unused by
+/// this filter otherwise), or one or two blocks.
+fn timing_layout(unblocked: bool, two: bool) -> TimingLayout {
+    if unblocked {
+        TimingLayout::Unblocked
+    } else {
+        layout(two).into()
+    }
+}
+
+fuzz_target!(|i: Input| match i.kind % 21 {
     0 => agree(&i, |isa| classic(&i, isa)),
     1 => agree(&i, |isa| stable::<W1>(&i, isa)),
     2 => agree(&i, |isa| stable::<W2>(&i, isa)),
@@ -256,5 +299,8 @@ fuzz_target!(|i: Input| match i.kind % 19 {
     14 => agree(&i, |isa| spectral::<RecurringMinimum, W16>(&i, isa)),
     15 => agree(&i, |isa| spectral::<RecurringMinimum, W32>(&i, isa)),
     16 => agree(&i, |isa| importance::<W4>(&i, isa)),
+    17 => agree(&i, |isa| timing::<W8>(&i, isa)),
+    18 => agree(&i, |isa| timing::<W16>(&i, isa)),
+    19 => agree(&i, |isa| reservoir(&i, isa)),
     _ => agree(&i, |isa| importance::<W8>(&i, isa)),
 });

@@ -12,3 +12,4 @@ pub mod importance;
 pub mod reservoir;
 pub mod spectral;
 pub mod stable;
+pub mod timing;

@@ -7,3 +7,4 @@ pub mod importance;
 pub mod reservoir;
 pub mod spectral;
 pub mod stable;
+pub mod timing;

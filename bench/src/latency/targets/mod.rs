@@ -13,6 +13,7 @@ mod importance;
 mod reservoir;
 mod spectral;
 mod stable;
+mod timing;
 
 use streambloom::Isa;
 
@@ -48,6 +49,7 @@ pub fn all() -> Vec<Target> {
         importance::targets(),
         reservoir::targets(),
         spectral::targets(),
+        timing::targets(),
     ]
     .concat()
 }

@@ -1,0 +1,147 @@
+//! The inferential query's evidence and its cache (paper §4, §4.4): what
+//! an item's timers say, and `F(c, 0, B)` for the layout in use.
+
+use super::{TimingLayout, TimingParams};
+use crate::analysis::timing::{Age, Distinct, Placed, touched};
+use crate::hash::Layout;
+
+/// What an item's timers say (paper §4): `λ_x` ([`age`](Self::age)), and
+/// how many of its distinct timers `R_x` (`r_x`) and of those holding the
+/// oldest age `C_x` (`c_x`) lie in its first and in its second block (the
+/// second only with [`Layout::TwoBlocks`] when the halves are apart).
+///
+/// ```
+/// use streambloom::timing::Evidence;
+/// use streambloom::analysis::timing::Age;
+/// let e = Evidence::default();
+/// assert_eq!((e.age, e.distinct(), e.oldest_count()), (Age::Expired, 0, 0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    /// `λ_x`, or [`Age::Expired`] when a timer is expired by its age.
+    pub age: Age,
+    /// Distinct timers of the item in its first and second block.
+    pub distinct: [u32; 2],
+    /// Of those, the ones holding the oldest age (both 0 when expired).
+    pub oldest: [u32; 2],
+}
+
+impl Default for Evidence {
+    fn default() -> Evidence {
+        Evidence {
+            age: Age::Expired,
+            distinct: [0, 0],
+            oldest: [0, 0],
+        }
+    }
+}
+
+impl Evidence {
+    /// `r_x`, the item's distinct timers.
+    pub fn distinct(&self) -> u32 {
+        self.distinct[0] + self.distinct[1]
+    }
+
+    /// `c_x`, the timers holding the oldest age (0 when expired).
+    pub fn oldest_count(&self) -> u32 {
+        self.oldest[0] + self.oldest[1]
+    }
+}
+
+/// Largest half of `k` in two blocks: `⌈64/2⌉`, W8's 64 cells.
+const HALF: usize = 32;
+/// Cache slots: `c` timers in one block (`0..=64`), then `(c1, c2)` in
+/// two (`c1, c2` in `0..=HALF`).
+const SLOTS: usize = 65 + (HALF + 1) * (HALF + 1);
+
+/// The posterior's model of one filter: where timers are, the stream's
+/// `D(j)`, and `F(c, 0, B)` cached for every split of `c` (§4.4).
+#[derive(Clone, Debug)]
+pub(crate) struct Inference {
+    distinct: Distinct,
+    placed: Placed,
+    k: u32,
+    /// `F(c, 0, B)`: slot `c` for one block, `65 + c1·(HALF+1) + c2` for two.
+    cache: [f64; SLOTS],
+}
+
+impl Inference {
+    /// The model of a filter with `params`, `blocks` blocks of
+    /// `block_cells` cells, for a stream of `distinct`.
+    pub(crate) fn new(
+        params: &TimingParams,
+        blocks: usize,
+        block_cells: usize,
+        distinct: Distinct,
+    ) -> Inference {
+        let placed = match params.layout {
+            TimingLayout::OneBlock => Placed::Blocked {
+                layout: Layout::OneBlock,
+                blocks,
+                block_cells,
+            },
+            TimingLayout::TwoBlocks => Placed::Blocked {
+                layout: Layout::TwoBlocks,
+                blocks,
+                block_cells,
+            },
+            TimingLayout::Unblocked => Placed::Unblocked {
+                m: blocks * block_cells,
+            },
+        };
+        let k = params.k;
+        let d = distinct.at(params.block as f64);
+        let mut cache = [1.0; SLOTS];
+        for (c, slot) in cache.iter_mut().enumerate().take(k as usize + 1) {
+            *slot = touched(placed, k, c as u32, 0, d);
+        }
+        if params.layout == TimingLayout::TwoBlocks && blocks > 1 {
+            let (k1, k2) = Layout::TwoBlocks.halves(k);
+            for c1 in 0..=k1 {
+                for c2 in 1..=k2 {
+                    cache[slot(c1, c2)] = touched(placed, k, c1, c2, d);
+                }
+            }
+        }
+        Inference {
+            distinct,
+            placed,
+            k,
+            cache,
+        }
+    }
+
+    /// The stream model.
+    pub(crate) fn distinct(&self) -> Distinct {
+        self.distinct
+    }
+
+    /// `F(c, 0, B)` for `oldest` timers in the item's two blocks, cached.
+    #[inline]
+    pub(crate) fn touched_in_block(&self, oldest: [u32; 2]) -> f64 {
+        self.cache[slot(oldest[0], oldest[1])]
+    }
+
+    /// `F(r, 0, b)`: all the item's `distinct` timers touched during the
+    /// last `b` insertions (only for `λ_x = 0`, so computed on demand).
+    pub(crate) fn touched_recently(&self, distinct: [u32; 2], b: u64) -> f64 {
+        touched(
+            self.placed,
+            self.k,
+            distinct[0],
+            distinct[1],
+            self.distinct.at(b as f64),
+        )
+    }
+}
+
+/// The cache slot of `c1` oldest timers in the first block and `c2` in the
+/// second.
+#[inline(always)]
+fn slot(c1: u32, c2: u32) -> usize {
+    if c2 == 0 {
+        c1 as usize
+    } else {
+        65 + c1 as usize * (HALF + 1) + c2 as usize
+    }
+}
