@@ -29,8 +29,9 @@
 //! - `Spectral<MinimumSelection>` against `cmsketch` 0.2 (`CMSketchU32`):
 //!   its width × depth counters, `k` = depth, pre-hashed on both sides.
 //!
-//! Not compared: `bloom-filters` 0.1's stable filter and `probabilistic-rs`
-//! 0.6 (there is no timing filter yet); see the README.
+//! Not compared yet: `bloom-filters` 0.1's stable filter, and
+//! `probabilistic-rs` 0.6 against the timing filter (merged after this
+//! command was written); see the README.
 
 use std::hint::black_box;
 use std::time::Instant;
