@@ -525,7 +525,8 @@ fn report(args: &Args, out: &Output) -> Result<ReservoirReport, String> {
     let mut reports = Vec::new();
     for (i, r) in rows.into_iter().enumerate() {
         let s = if r.table >= 4 { scale } else { 1 };
-        let (n, u) = (r.n / s, r.u / s);
+        // A universe of at least one key: `u = 0` means distinct keys.
+        let (n, u) = (r.n / s, (r.u / s).max(1));
         // Whole blocks, at least one: what both filters are given.
         let bits = ((r.bits / s) / 512).max(1) * 512;
         bar.set_message(format!("table {} {} bits", r.table, bits));

@@ -47,8 +47,9 @@
 //! (one instantiation each) and the probe without an early exit (a
 //! random-outcome branch per item). Masks for the block kernels, built bit
 //! by bit, went through memory and cost more than the bits themselves:
-//! 20.0 ns an item (k = 3, 16 KiB, in the forced phase) with the kernels
-//! against 11.9 ns this way (Zen 3, one run each of a 5·10^7-item loop).
+//! 21.9 ns an item with the kernels against 12.7 ns this way (p50 of
+//! `streambloom-bench latency --target reservoir-observe --isa avx2`,
+//! k = 3, 16 KiB, the forced phase; Zen 3, one run each).
 //! So [`set_isa`](ReservoirBloom::set_isa) changes nothing here; it is
 //! kept so that code choosing an instruction set for every filter works.
 //!
