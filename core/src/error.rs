@@ -56,6 +56,9 @@ pub enum Error {
         /// The first difference found, e.g. `"seeds"`.
         what: &'static str,
     },
+    /// Bytes given to a filter's `from_bytes` or `view_bytes` are not an
+    /// encoding of that filter ([`crate::format`]); the reason says why.
+    Malformed(crate::format::Malformed),
 }
 
 /// A parameter's value as given, in an [`Error::Parameter`].
@@ -169,6 +172,7 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Incompatible { what } => write!(f, "filters differ in {what}"),
+            Error::Malformed(why) => write!(f, "malformed filter bytes: {why}"),
         }
     }
 }

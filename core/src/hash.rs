@@ -71,17 +71,20 @@
 //! `std`). [`DefaultHasher`]'s output also changes with the features (ahash
 //! with `alloc`, foldhash without), the CPU and crate versions: it is for
 //! filters that live in one process, not for filters written to bytes and
-//! read elsewhere.
+//! read elsewhere: those hash with [`PortableHasher`] (XXH3-64, the same
+//! output on every target), the only hasher [`crate::format`] accepts.
 
 use core::hash::{BuildHasher, Hash};
 use streambloom_kernels::{Mask, Width};
 
 mod hasher;
+mod portable;
 #[cfg(test)]
 mod report;
 #[cfg(feature = "std")]
 pub use hasher::random_hasher;
 pub use hasher::{DefaultHasher, KeyHasher, seeded_hasher};
+pub use portable::{PortableHash, PortableHasher, PortableKeyHasher};
 
 /// Hashes `key` to the 64 bits every `*_hash` method takes.
 ///

@@ -63,7 +63,10 @@
 //!   their params and planners.
 //! - [`analysis`]: the papers' formulas and this crate's models of the
 //!   blocked filters, which the planners plan by.
-//! - [`hash`]: hashing a key once, and placing its cells in a block.
+//! - [`hash`]: hashing a key once, and placing its cells in a block;
+//!   [`hash::PortableHasher`], the same hash on every target.
+//! - [`format`]: the versioned byte format every filter with a portable
+//!   hasher is written in and read from, checked on the way in.
 //! - [`store`]: where a filter keeps its blocks ([`Storage`]), and the
 //!   batch constants.
 //! - [`rng`]: the seeded PRNG of the filters' random choices.
@@ -92,6 +95,7 @@ mod api_tests;
 mod error;
 mod filter;
 mod filters;
+pub mod format;
 pub mod hash;
 pub mod rng;
 mod search;

@@ -29,6 +29,33 @@ impl Rng {
         Rng(Xoshiro256PlusPlus::seed_from_u64(seed))
     }
 
+    /// The generator's whole state, little-endian: what the byte format
+    /// ([`crate::format`]) records so a restored filter draws what the
+    /// saved one would have.
+    ///
+    /// ```
+    /// # use streambloom::rng::Rng;
+    /// let mut r = Rng::new(3);
+    /// r.next_u64();
+    /// let mut s = Rng::from_state(r.state());
+    /// assert_eq!(r.next_u64(), s.next_u64());
+    /// ```
+    pub fn state(&self) -> [u8; 32] {
+        self.0.state()
+    }
+
+    /// The generator in `state` ([`state`](Self::state)). The all-zero
+    /// state, which xoshiro cannot leave and no seeded generator reaches,
+    /// is replaced by the state of `Rng::new(0)`.
+    ///
+    /// ```
+    /// # use streambloom::rng::Rng;
+    /// assert_eq!(Rng::from_state([0; 32]), Rng::new(0));
+    /// ```
+    pub fn from_state(state: [u8; 32]) -> Rng {
+        Rng(Xoshiro256PlusPlus::from_seed(state))
+    }
+
     /// The next 64 random bits.
     ///
     /// ```

@@ -201,6 +201,59 @@ impl Distinct {
             }
         }
     }
+
+    /// The model in the byte format (the timing filter's fields): a tag
+    /// (0 all distinct, 1 uniform then `U` as f64, 2 a table then its
+    /// point count, the points' `j` and `D(j)` and the cap, all f64).
+    pub(crate) fn put(&self, out: &mut dyn crate::format::Sink) {
+        match self.shape {
+            Shape::AllDistinct => out.u8(0),
+            Shape::Uniform(u) => {
+                out.u8(1);
+                out.f64(u);
+            }
+            Shape::Table => {
+                out.u8(2);
+                out.usize(self.len);
+                for &(j, d) in &self.points[..self.len] {
+                    out.f64(j);
+                    out.f64(d);
+                }
+                out.f64(self.cap);
+            }
+        }
+    }
+
+    /// The model [`put`](Self::put) wrote, through the constructors' checks
+    /// (a cap must be at least 1, or infinite).
+    pub(crate) fn read(f: &mut crate::format::Fields<'_>) -> Result<Distinct> {
+        match f.pick("stream", &[0, 1, 2])? {
+            0 => Ok(Distinct::all_distinct()),
+            1 => Distinct::uniform(f.f64("uniform items")?),
+            _ => {
+                let len = f.usize("stream points")?;
+                if len == 0 || len > MAX_POINTS {
+                    return Err(Error::param(
+                        "samples",
+                        len,
+                        "between 1 and MAX_POINTS points",
+                    ));
+                }
+                let mut points = [(0.0, 0.0); MAX_POINTS];
+                for p in &mut points[..len] {
+                    *p = (f.f64("stream j")?, f.f64("stream D(j)")?);
+                }
+                let cap = f.f64("stream cap")?;
+                if cap.is_nan() || cap < 1.0 {
+                    return Err(Error::param("cap", cap, "at least 1"));
+                }
+                Ok(Distinct {
+                    cap,
+                    ..Distinct::sampled(&points[..len])?
+                })
+            }
+        }
+    }
 }
 
 /// `1 - (1 - p)^n` and `(1 - p)^n` for the prior's geometric law (eqs.

@@ -46,6 +46,7 @@
 //! assert!(two.cells < g.params().cells);
 //! ```
 
+mod bytes;
 #[cfg(test)]
 mod tests;
 

@@ -81,6 +81,7 @@
 //! # Ok::<(), streambloom::Error>(())
 //! ```
 
+mod bytes;
 #[cfg(feature = "alloc")]
 mod plan;
 #[cfg(test)]

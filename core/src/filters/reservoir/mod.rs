@@ -73,6 +73,7 @@
 //! # Ok::<(), streambloom::Error>(())
 //! ```
 
+mod bytes;
 mod params;
 #[cfg(test)]
 mod tests;
@@ -83,7 +84,7 @@ use crate::analysis::reservoir::Model;
 use crate::filter::keyed;
 use crate::hash::{self, DefaultHasher, Layout, mix64};
 use crate::rng::Rng;
-use crate::store::{self, Cells, DefaultStorage, Storage};
+use crate::store::{Cells, DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, W1};
 use core::hash::{BuildHasher, Hash};
 use streambloom_kernels::prefetch;
@@ -348,7 +349,7 @@ impl<H: BuildHasher> ReservoirBloom<DefaultStorage, H> {
     /// ```
     pub fn with_hasher(params: ReservoirParams, hasher: H) -> Result<Self> {
         let blocks = params.blocks()?;
-        Self::restore(params, store::zeroed(blocks)?, hasher, 0)
+        Self::restore(params, crate::store::zeroed(blocks)?, hasher, 0)
     }
 }
 

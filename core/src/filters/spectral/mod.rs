@@ -71,6 +71,7 @@
 //! ```
 
 mod blocked;
+mod bytes;
 mod counters;
 mod plan;
 mod policy;

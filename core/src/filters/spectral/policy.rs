@@ -5,8 +5,19 @@ use super::counters::{Counters, CountersMut, Table};
 use crate::Result;
 
 pub(crate) mod sealed {
-    /// Only this crate defines policies.
-    pub trait Sealed {}
+    use crate::Result;
+    use crate::format::{Fields, Sink};
+
+    /// Only this crate defines policies; each says how the byte format
+    /// ([`crate::format`]) records it.
+    pub trait Sealed: Sized {
+        /// The policy's byte in the format.
+        const TAG: u8;
+        /// Writes the policy's configuration and state.
+        fn put(&self, out: &mut dyn Sink);
+        /// The policy [`put`](Self::put) wrote.
+        fn read(f: &mut Fields<'_>) -> Result<Self>;
+    }
 }
 
 /// The parts of the counter budget a policy asks for.
@@ -121,8 +132,27 @@ pub struct MinimumSelection;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MinimalIncrease;
 
-impl sealed::Sealed for MinimumSelection {}
-impl sealed::Sealed for MinimalIncrease {}
+/// Minimum Selection has no configuration or state.
+impl sealed::Sealed for MinimumSelection {
+    const TAG: u8 = 0;
+
+    fn put(&self, _: &mut dyn crate::format::Sink) {}
+
+    fn read(_: &mut crate::format::Fields<'_>) -> Result<Self> {
+        Ok(MinimumSelection)
+    }
+}
+
+/// Minimal Increase has no configuration or state.
+impl sealed::Sealed for MinimalIncrease {
+    const TAG: u8 = 1;
+
+    fn put(&self, _: &mut dyn crate::format::Sink) {}
+
+    fn read(_: &mut crate::format::Fields<'_>) -> Result<Self> {
+        Ok(MinimalIncrease)
+    }
+}
 
 impl Policy for MinimumSelection {
     const NAME: &'static str = "minimum selection";

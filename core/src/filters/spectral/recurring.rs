@@ -275,7 +275,54 @@ impl RecurringMinimum {
     }
 }
 
-impl sealed::Sealed for RecurringMinimum {}
+/// Its fields: the secondary budget (a flag, then the counters as u64 if
+/// set), the marker's bits (u64), the Trapping flag, and with Trapping its
+/// traps (their count, then each counter id and item hash as u64).
+impl sealed::Sealed for RecurringMinimum {
+    const TAG: u8 = 2;
+
+    fn put(&self, out: &mut dyn crate::format::Sink) {
+        out.bool(self.secondary.is_some());
+        if let Some(s) = self.secondary {
+            out.usize(s);
+        }
+        out.usize(self.marker_bits);
+        out.bool(self.is_trapping());
+        #[cfg(feature = "alloc")]
+        if let Some(traps) = &self.traps {
+            out.usize(traps.0.len());
+            for (&id, &h) in &traps.0 {
+                out.usize(id);
+                out.u64(h);
+            }
+        }
+    }
+
+    fn read(f: &mut crate::format::Fields<'_>) -> Result<Self> {
+        let mut rm = RecurringMinimum::new();
+        if f.bool("secondary set")? {
+            rm = rm.with_secondary(f.usize("secondary")?);
+        }
+        rm = rm.with_marker(f.usize("marker bits")?);
+        if f.bool("trapping")? {
+            #[cfg(feature = "alloc")]
+            {
+                let mut traps = Traps::default();
+                for _ in 0..f.usize("traps")? {
+                    traps.set(f.usize("trap counter")?, f.u64("trap item")?);
+                }
+                rm.traps = Some(traps);
+            }
+            #[cfg(not(feature = "alloc"))]
+            return Err(Error::param(
+                "trapping",
+                1u32,
+                "off: Trapping needs the `alloc` feature",
+            ));
+        }
+        Ok(rm)
+    }
+}
 
 impl Policy for RecurringMinimum {
     const NAME: &'static str = "recurring minimum";

@@ -127,6 +127,7 @@
 //! assert!(planned.predicted_fpr() <= 0.01);
 //! ```
 
+mod bytes;
 mod params;
 #[cfg(test)]
 mod tests;

@@ -125,6 +125,7 @@
 //!
 //! [`analysis::timing::touched`]: crate::analysis::timing::touched
 
+mod bytes;
 mod infer;
 mod params;
 #[cfg(test)]

@@ -1,0 +1,236 @@
+//! Encoded filters kept in the repository (`fixtures/NAME.sbf`, one per
+//! filter kind and policy), so a change to the format, a hash or a
+//! filter's placement is a decision and not an accident: each fixture
+//! must still load, encode back to the same bytes, equal what its recipe
+//! builds today, and answer the probes as recorded (`fixtures/NAME.answers`).
+//! The same fixtures are read by the aarch64 (qemu) and s390x (Miri) runs,
+//! so a filter written on x86_64 is checked to answer identically there.
+//!
+//! After a deliberate change, rewrite them with
+//! `cargo test -p streambloom --lib write_fixtures -- --ignored` (and say
+//! why in the commit: old bytes stop loading or answer differently).
+
+use crate::format::Encode;
+use crate::hash::PortableHasher;
+use crate::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
+use crate::spectral::{Blocked, MinimalIncrease, MinimumSelection, RecurringMinimum};
+use crate::stable::{Eviction, StableParams};
+use crate::timing::TimingParams;
+use crate::{
+    Classic, ClassicParams, Layout, ReservoirBloom, ReservoirParams, Spectral, SpectralParams,
+    StableBloom, TimingBloom, W4, W8, W16, W32,
+};
+use std::string::String;
+use std::vec::Vec;
+
+/// Items the recipes insert, and probes: half of them were inserted.
+const ITEMS: u64 = 200;
+const PROBES: u64 = 64;
+
+fn h() -> PortableHasher {
+    PortableHasher::new(0x00F1_C57E_5EED)
+}
+
+/// One fixture: its file name, bytes, recorded answers, and how today's
+/// build makes and reads it.
+struct Fixture {
+    name: &'static str,
+    bytes: &'static [u8],
+    answers: &'static str,
+    /// The recipe's filter, encoded.
+    build: fn() -> Vec<u8>,
+    /// Loads bytes and answers the probes `ITEMS - PROBES/2 ..`.
+    answer: fn(&[u8]) -> Vec<u64>,
+}
+
+fn probes() -> impl Iterator<Item = u64> {
+    ITEMS - PROBES / 2..ITEMS + PROBES / 2
+}
+
+macro_rules! fixture {
+    ($name:literal, $build:expr, $load:expr, $answer:expr) => {
+        Fixture {
+            name: $name,
+            bytes: include_bytes!(concat!("fixtures/", $name, ".sbf")),
+            answers: include_str!(concat!("fixtures/", $name, ".answers")),
+            build: || $build.to_bytes(),
+            answer: |b| {
+                let f = $load(b).unwrap();
+                probes().map(|k| $answer(&f, k)).collect()
+            },
+        }
+    };
+}
+
+fn classic() -> Classic<Vec<crate::Block>, PortableHasher> {
+    let mut f = Classic::with_hasher(
+        ClassicParams::new(4096, 4).with_layout(Layout::TwoBlocks),
+        h(),
+    )
+    .unwrap();
+    for i in 0..ITEMS {
+        f.insert(&i);
+    }
+    f
+}
+
+fn stable() -> StableBloom<W4, Vec<crate::Block>, PortableHasher> {
+    let params = StableParams {
+        cells: 1024,
+        bits_per_cell: 3,
+        k: 3,
+        p: 4,
+        eviction: Eviction::Random,
+        layout: Layout::OneBlock,
+    };
+    let mut f = StableBloom::with_hasher(params, h()).unwrap();
+    (0..ITEMS).for_each(|i| {
+        f.observe(&i);
+    });
+    f
+}
+
+fn importance() -> ImportanceBloom<W8, Vec<crate::Block>, PortableHasher> {
+    let params = ImportanceParams {
+        cells: 512,
+        bits_per_cell: 3,
+        k: 3,
+        p: 3,
+        eviction: importance::Eviction::ByValue,
+        layout: Layout::OneBlock,
+        insert: Insert::ByImportance,
+        map: ImportanceMap::Linear { top: 7 },
+    };
+    let mut f = ImportanceBloom::with_hasher(params, h()).unwrap();
+    (0..ITEMS).for_each(|i| {
+        f.observe(&i, (i % 7 + 1) as u32).unwrap();
+    });
+    f
+}
+
+fn reservoir() -> ReservoirBloom<Vec<crate::Block>, PortableHasher> {
+    let mut f = ReservoirBloom::with_hasher(ReservoirParams::new(2048, 3), h()).unwrap();
+    (0..ITEMS).for_each(|i| {
+        f.observe(&i);
+    });
+    f
+}
+
+fn spectral() -> Spectral<MinimumSelection, Blocked<W16>, PortableHasher> {
+    let mut f = Spectral::with_hasher(SpectralParams::new(1024, 3), h()).unwrap();
+    (0..ITEMS).for_each(|i| f.insert_n(&i, (i % 5 + 1) as u32));
+    f
+}
+
+fn minimal() -> Spectral<MinimalIncrease, Blocked<W8>, PortableHasher> {
+    let mut f = Spectral::with_hasher(SpectralParams::new(1024, 3), h()).unwrap();
+    (0..ITEMS).for_each(|i| f.insert_n(&i, (i % 5 + 1) as u32));
+    f
+}
+
+fn recurring() -> Spectral<RecurringMinimum, Blocked<W32>, PortableHasher> {
+    let rm = RecurringMinimum::new().with_marker(1024).with_trapping();
+    let mut f = Spectral::with_hasher(SpectralParams::new(768, 3).with_policy(rm), h()).unwrap();
+    (0..ITEMS).for_each(|i| f.insert_n(&i, (i % 5 + 1) as u32));
+    (0..ITEMS / 4).for_each(|i| f.remove(&i));
+    f
+}
+
+fn timing() -> TimingBloom<W8, Vec<crate::Block>, PortableHasher> {
+    let mut f = TimingBloom::with_hasher(TimingParams::new(1024, 3, 100, 4, 1, 8), h()).unwrap();
+    (0..ITEMS).for_each(|i| f.insert(&i));
+    f
+}
+
+fn fixtures() -> [Fixture; 8] {
+    [
+        fixture!(
+            "classic",
+            classic(),
+            Classic::<_, PortableHasher>::from_bytes,
+            |f: &Classic<_, _>, k| u64::from(f.contains(&k))
+        ),
+        fixture!(
+            "stable",
+            stable(),
+            StableBloom::<W4, _, PortableHasher>::from_bytes,
+            |f: &StableBloom<W4, _, _>, k| u64::from(f.contains(&k))
+        ),
+        fixture!(
+            "importance",
+            importance(),
+            ImportanceBloom::<W8, _, PortableHasher>::from_bytes,
+            |f: &ImportanceBloom<W8, _, _>, k| u64::from(f.contains(&k))
+        ),
+        fixture!(
+            "reservoir",
+            reservoir(),
+            ReservoirBloom::<_, PortableHasher>::from_bytes,
+            |f: &ReservoirBloom<_, _>, k| u64::from(f.contains(&k))
+        ),
+        fixture!(
+            "spectral-ms",
+            spectral(),
+            Spectral::<MinimumSelection, Blocked<W16>, PortableHasher>::from_bytes,
+            |f: &Spectral<MinimumSelection, Blocked<W16>, _>, k| u64::from(f.estimate(&k))
+        ),
+        fixture!(
+            "spectral-mi",
+            minimal(),
+            Spectral::<MinimalIncrease, Blocked<W8>, PortableHasher>::from_bytes,
+            |f: &Spectral<MinimalIncrease, Blocked<W8>, _>, k| u64::from(f.estimate(&k))
+        ),
+        fixture!(
+            "spectral-rm",
+            recurring(),
+            Spectral::<RecurringMinimum, Blocked<W32>, PortableHasher>::from_bytes,
+            |f: &Spectral<RecurringMinimum, Blocked<W32>, _>, k| u64::from(f.estimate(&k))
+        ),
+        fixture!(
+            "timing",
+            timing(),
+            TimingBloom::<W8, _, PortableHasher>::from_bytes,
+            |f: &TimingBloom<W8, _, _>, k| f.posterior(&k, 0.5).unwrap().to_bits()
+        ),
+    ]
+}
+
+fn answers_text(answers: &[u64]) -> String {
+    let mut s = String::new();
+    for a in answers {
+        s.push_str(&std::format!("{a}\n"));
+    }
+    s
+}
+
+#[test]
+fn fixtures_load_and_answer_as_recorded() {
+    for fx in fixtures() {
+        assert_eq!(
+            (fx.build)(),
+            fx.bytes,
+            "{}: today's build encodes differently",
+            fx.name
+        );
+        assert_eq!(
+            answers_text(&(fx.answer)(fx.bytes)),
+            fx.answers,
+            "{}: answers differ",
+            fx.name
+        );
+    }
+}
+
+/// Rewrites the fixtures from the recipes (see the module docs).
+#[test]
+#[ignore = "writes files: run by hand after a deliberate format change"]
+fn write_fixtures() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/format/fixtures");
+    std::fs::create_dir_all(&dir).unwrap();
+    for fx in fixtures() {
+        let bytes = (fx.build)();
+        std::fs::write(dir.join(std::format!("{}.sbf", fx.name)), &bytes).unwrap();
+        let answers = answers_text(&(fx.answer)(&bytes));
+        std::fs::write(dir.join(std::format!("{}.answers", fx.name)), answers).unwrap();
+    }
+}
