@@ -65,6 +65,8 @@
 //!   blocked filters, which the planners plan by.
 //! - [`hash`]: hashing a key once, and placing its cells in a block;
 //!   [`hash::PortableHasher`], the same hash on every target.
+//! - [`merge`]: combining filters built apart ([`Merge`]), per filter
+//!   where the mathematics allows it.
 //! - [`format`]: the versioned byte format every filter with a portable
 //!   hasher is written in and read from, checked on the way in.
 //! - [`store`]: where a filter keeps its blocks ([`Storage`]), and the
@@ -97,6 +99,7 @@ mod filter;
 mod filters;
 pub mod format;
 pub mod hash;
+pub mod merge;
 pub mod rng;
 mod search;
 pub mod store;
@@ -104,6 +107,7 @@ pub mod store;
 pub use error::{Error, Result, Value};
 pub use filters::{classic, importance, reservoir, spectral, stable, timing};
 pub use hash::Layout;
+pub use merge::Merge;
 
 pub use classic::{Classic, ClassicParams};
 

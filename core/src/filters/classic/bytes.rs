@@ -89,3 +89,32 @@ impl<'a, H: PortableHash> Classic<&'a mut [Block], H> {
         })
     }
 }
+
+/// Bitwise OR (see [`crate::merge`]): the filter of both streams, exactly.
+/// Errors: other parameters, or another hasher or seed.
+///
+/// ```
+/// use streambloom::{Classic, ClassicParams, Merge};
+/// let mut a = Classic::new(ClassicParams::new(4096, 4), 1)?;
+/// let mut b = Classic::new(ClassicParams::new(4096, 4), 1)?;
+/// b.insert("b");
+/// a.merge(&b)?;
+/// assert!(a.contains("b"));
+/// assert!(a.merge(&Classic::new(ClassicParams::new(4096, 5), 1)?).is_err());
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+impl<S: Storage, H: core::hash::BuildHasher> crate::Merge for Classic<S, H> {
+    fn merge(&mut self, other: &Self) -> Result<()> {
+        crate::merge::require(self.params() == other.params(), "parameters")?;
+        crate::merge::require(
+            crate::merge::fingerprint(&self.hasher) == crate::merge::fingerprint(&other.hasher),
+            "hasher or seeds",
+        )?;
+        crate::merge::combine_cells::<crate::W1>(
+            self.cells.blocks_mut(),
+            other.cells.blocks(),
+            |a, b| a | b,
+        );
+        Ok(())
+    }
+}

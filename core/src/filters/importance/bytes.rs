@@ -206,9 +206,10 @@ impl<W: Width, H: PortableHash> ImportanceBloom<W, crate::store::DefaultStorage,
 impl<'a, W: Width, H: PortableHash> ImportanceBloom<W, &'a mut [Block], H> {
     /// A filter over the blocks of an encoding where they are in `bytes`
     /// (no copy, no allocator; `bytes` must start 64-byte aligned), with
-    /// the recorded linear map or `map` (as
-    /// [`from_bytes_with_map`](ImportanceBloom::from_bytes_with_map)). Its
-    /// cells change in `bytes`; its sweep pointer and PRNG do not.
+    /// the recorded linear map. Its cells change in `bytes`; its sweep
+    /// pointer and PRNG do not. Errors as
+    /// [`from_bytes`](ImportanceBloom::from_bytes), and
+    /// [`Malformed::Misaligned`](crate::format::Malformed::Misaligned).
     ///
     /// ```
     /// use streambloom::format::Encode;
@@ -221,16 +222,81 @@ impl<'a, W: Width, H: PortableHash> ImportanceBloom<W, &'a mut [Block], H> {
     /// f.observe("a", 1)?;
     /// let mut buf = vec![Block::ZERO; f.encoded_len() / 64];
     /// f.encode_into(bytemuck::cast_slice_mut(&mut buf))?;
-    /// let g = ImportanceBloom::<W8, _, PortableHasher>::view_bytes(bytemuck::cast_slice_mut(&mut buf), None)?;
+    /// let g = ImportanceBloom::<W8, _, PortableHasher>::view_bytes(bytemuck::cast_slice_mut(&mut buf))?;
     /// assert!(g.contains("a"));
     /// # Ok::<(), streambloom::Error>(())
     /// ```
-    pub fn view_bytes(bytes: &'a mut [u8], map: Option<ImportanceMap>) -> Result<Self> {
+    pub fn view_bytes(bytes: &'a mut [u8]) -> Result<Self> {
         decode_view(
             bytes,
             Kind::Importance,
             W::BITS as u8,
-            |f, blocks, hasher| Self::decode(f, map, blocks, hasher),
+            |f, blocks, hasher| Self::decode(f, None, blocks, hasher),
         )
+    }
+
+    /// [`view_bytes`](Self::view_bytes) with the filter's importance map
+    /// (as [`from_bytes_with_map`](ImportanceBloom::from_bytes_with_map)).
+    ///
+    /// ```
+    /// use streambloom::format::Encode;
+    /// use streambloom::hash::PortableHasher;
+    /// use streambloom::importance::{Eviction, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
+    /// use streambloom::{Block, Layout, W8};
+    /// let map = ImportanceMap::Classes(&[4, 8]);
+    /// let params = ImportanceParams { cells: 1024, bits_per_cell: 3, k: 4, p: 4, eviction: Eviction::Random,
+    ///     layout: Layout::OneBlock, insert: Insert::ByImportance, map };
+    /// let mut f = ImportanceBloom::<W8, _, _>::with_hasher(params, PortableHasher::new(2))?;
+    /// f.observe("a", 9)?;
+    /// let mut buf = vec![Block::ZERO; f.encoded_len() / 64];
+    /// f.encode_into(bytemuck::cast_slice_mut(&mut buf))?;
+    /// let g = ImportanceBloom::<W8, _, PortableHasher>::view_bytes_with_map(bytemuck::cast_slice_mut(&mut buf), map)?;
+    /// assert!(g.contains("a"));
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn view_bytes_with_map(bytes: &'a mut [u8], map: ImportanceMap) -> Result<Self> {
+        decode_view(
+            bytes,
+            Kind::Importance,
+            W::BITS as u8,
+            |f, blocks, hasher| Self::decode(f, Some(map), blocks, hasher),
+        )
+    }
+}
+
+/// Cell-wise max, as [`StableBloom`]'s merge: an item keeps the level of
+/// its most important recording on either side. Errors: other parameters
+/// (insert policy, eviction, map kind), or another hasher or seed.
+///
+/// ```
+/// use streambloom::importance::{Eviction, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
+/// use streambloom::{Layout, Merge, W8};
+/// let params = ImportanceParams { cells: 1024, bits_per_cell: 3, k: 4, p: 4, eviction: Eviction::Random,
+///     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 10 } };
+/// let mut a = ImportanceBloom::<W8>::new(params, 1)?;
+/// let mut b = ImportanceBloom::<W8>::new(params, 1)?;
+/// b.observe("b", 10)?;
+/// a.merge(&b)?;
+/// assert!(a.contains("b"));
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+impl<W: Width, S: Storage, H: core::hash::BuildHasher> crate::Merge for ImportanceBloom<W, S, H> {
+    fn merge(&mut self, other: &Self) -> Result<()> {
+        let (a, b) = (&self.params, &other.params);
+        let same_map = matches!(
+            (a.map, b.map),
+            (ImportanceMap::Linear { top: x }, ImportanceMap::Linear { top: y }) if x == y
+        ) || matches!(
+            (a.map, b.map),
+            (ImportanceMap::Classes(x), ImportanceMap::Classes(y)) if x == y
+        ) || matches!(
+            (a.map, b.map),
+            (ImportanceMap::Function(x), ImportanceMap::Function(y)) if core::ptr::fn_addr_eq(x, y)
+        );
+        crate::merge::require(
+            a.insert == b.insert && a.eviction == b.eviction && same_map,
+            "importance policies or map",
+        )?;
+        self.stable.merge(&other.stable)
     }
 }

@@ -108,3 +108,24 @@ impl<'a, H: PortableHash> ReservoirBloom<&'a mut [Block], H> {
         decode_view(bytes, Kind::Reservoir, 1, Self::decode)
     }
 }
+
+/// Refused: the filter holds a reservoir sample of its stream, and the
+/// union of two samples is not a sample of the combined stream (its bits
+/// would be about twice as full, and the sampling probabilities of §3
+/// would no longer hold). Always [`Error::Incompatible`](crate::Error::Incompatible).
+///
+/// ```
+/// use streambloom::reservoir::{ReservoirBloom, ReservoirParams};
+/// use streambloom::{Error, Merge};
+/// let mut a = ReservoirBloom::new(ReservoirParams::new(4096, 3), 1)?;
+/// let b = a.clone();
+/// assert!(matches!(a.merge(&b), Err(Error::Incompatible { .. })));
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+impl<S: Storage, H> crate::Merge for ReservoirBloom<S, H> {
+    fn merge(&mut self, _: &Self) -> Result<()> {
+        Err(crate::Error::Incompatible {
+            what: "reservoir sampling state (a union of two samples is not a sample of the combined stream: reservoir filters do not merge)",
+        })
+    }
+}

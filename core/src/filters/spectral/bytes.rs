@@ -107,3 +107,27 @@ impl<'a, P: Policy, W: Counter, H: PortableHash> Spectral<P, Blocked<W, &'a mut 
         decode_view(bytes, Kind::Spectral, W::BITS as u8, Self::decode)
     }
 }
+
+/// [`Spectral::union`]: counters add, saturating (§5.3), so an estimate
+/// of the merged filter never falls below the item's count in both
+/// streams. Errors as [`Spectral::union`] (sizes, `k`, width, hasher,
+/// seeds, or Recurring Minimum with Trapping, whose traps cannot merge).
+///
+/// ```
+/// use streambloom::spectral::{MinimumSelection, Spectral, SpectralParams};
+/// use streambloom::Merge;
+/// let mut a = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+/// let mut b = Spectral::<MinimumSelection>::new(SpectralParams::new(4096, 4), 1)?;
+/// a.insert_n("x", 2);
+/// b.insert_n("x", 3);
+/// a.merge(&b)?;
+/// assert_eq!(a.estimate("x"), 5);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+impl<P: Policy, C: super::CounterStore, H: core::hash::BuildHasher> crate::Merge
+    for Spectral<P, C, H>
+{
+    fn merge(&mut self, other: &Self) -> Result<()> {
+        self.union(other)
+    }
+}

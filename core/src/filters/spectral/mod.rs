@@ -93,7 +93,8 @@ pub use recurring::RecurringMinimum;
 pub use window::SlidingWindow;
 
 use crate::filter::keyed;
-use crate::hash::{self, DefaultHasher, Layout, mix64};
+use crate::hash::{self, DefaultHasher, Layout};
+use crate::merge::fingerprint;
 use crate::store::Storage;
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
@@ -256,14 +257,6 @@ impl<P: Policy, C: CounterStore + PartialEq, H> PartialEq for Spectral<P, C, H> 
             && self.fingerprint == other.fingerprint
             && self.total == other.total
     }
-}
-
-/// A fingerprint of a hasher: the hashes of a few fixed keys. Two filters
-/// whose hashers disagree on them place items differently.
-fn fingerprint<H: BuildHasher>(hasher: &H) -> u64 {
-    (0u64..4).fold(0, |acc, i| {
-        mix64(acc ^ hash::hash_key(hasher, &(0x5B1F_u64 ^ i)))
-    })
 }
 
 #[cfg(feature = "alloc")]

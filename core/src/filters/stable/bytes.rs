@@ -130,3 +130,30 @@ impl<'a, W: Width, H: PortableHash> StableBloom<W, &'a mut [Block], H> {
         })
     }
 }
+
+/// Cell-wise max (see [`crate::merge`]): every item either filter holds
+/// stays held, at its freshest. The sweep pointer and PRNG stay this
+/// filter's. Errors: other parameters, or another hasher or seed.
+///
+/// ```
+/// use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
+/// use streambloom::{Merge, W4};
+/// let params = StableParams { cells: 4096, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Random, layout: Layout::OneBlock };
+/// let mut a = StableBloom::<W4>::new(params, 1)?;
+/// let mut b = StableBloom::<W4>::new(params, 1)?;
+/// b.insert("b");
+/// a.merge(&b)?;
+/// assert!(a.contains("b"));
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+impl<W: Width, S: Storage, H: core::hash::BuildHasher> crate::Merge for StableBloom<W, S, H> {
+    fn merge(&mut self, other: &Self) -> Result<()> {
+        crate::merge::require(self.params == other.params, "parameters")?;
+        crate::merge::require(
+            crate::merge::fingerprint(&self.hasher) == crate::merge::fingerprint(&other.hasher),
+            "hasher or seeds",
+        )?;
+        crate::merge::combine_cells::<W>(self.cells.blocks_mut(), other.cells.blocks(), u32::max);
+        Ok(())
+    }
+}

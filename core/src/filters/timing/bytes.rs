@@ -123,3 +123,48 @@ impl<'a, W: Width, H: PortableHash> TimingBloom<W, &'a mut [Block], H> {
         decode_view(bytes, Kind::Timing, W::BITS as u8, Self::decode)
     }
 }
+
+/// Each timer becomes the fresher of the two (an expired timer is the
+/// oldest), so every item either filter holds in its window stays in it.
+/// Only at equal clocks: a timer's age means something only against its
+/// filter's `T_+`, so filters fed in lockstep (the same number of
+/// insertions, or a clock advanced together) merge, and others are
+/// refused. Errors: other parameters, clocks, hasher or seed.
+///
+/// ```
+/// use streambloom::timing::{TimingBloom, TimingParams};
+/// use streambloom::{Merge, W8};
+/// let params = TimingParams::new(4096, 3, 100, 4, 1, 8);
+/// let mut a = TimingBloom::<W8>::new(params, 1)?;
+/// let mut b = TimingBloom::<W8>::new(params, 1)?;
+/// a.insert("a");
+/// b.insert("b");
+/// a.merge(&b)?;
+/// assert!(a.contains("a") && a.contains("b"));
+/// b.insert("c");
+/// assert!(a.merge(&b).is_err()); // clocks differ
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+impl<W: Width, S: Storage, H: core::hash::BuildHasher> crate::Merge for TimingBloom<W, S, H> {
+    fn merge(&mut self, other: &Self) -> Result<()> {
+        crate::merge::require(self.params == other.params, "parameters")?;
+        crate::merge::require(
+            self.clock == other.clock,
+            "clocks (timing filters merge only at equal clocks)",
+        )?;
+        crate::merge::require(
+            crate::merge::fingerprint(&self.hasher) == crate::merge::fingerprint(&other.hasher),
+            "hasher or seeds",
+        )?;
+        let (clock, top) = (self.clock, self.params.t_omega);
+        let fresher = |a: u32, b: u32| {
+            if super::age_at(clock, top, b) < super::age_at(clock, top, a) {
+                b
+            } else {
+                a
+            }
+        };
+        crate::merge::combine_cells::<W>(self.cells.blocks_mut(), other.cells.blocks(), fresher);
+        Ok(())
+    }
+}

@@ -863,19 +863,7 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// `T_+` itself when `b = 0`.
     #[inline(always)]
     fn age(&self, v: u32) -> u64 {
-        let (now, top) = (self.clock.now, self.params.t_omega);
-        // Selects, not branches: the comparisons are data.
-        let d = now.wrapping_sub(v);
-        let age = if v <= now { d } else { d.wrapping_add(top + 1) };
-        // Age 0 needs an insertion in the current block (b >= 1); at
-        // b = 0 the timer is T_Ω + 1 blocks old, a state only restored
-        // storage can hold (the sweep marks timers before they wrap).
-        let wrapped = v == now && self.clock.offset == 0;
-        if v > top || wrapped {
-            u64::MAX
-        } else {
-            u64::from(age)
-        }
+        age_at(self.clock, self.params.t_omega, v)
     }
 
     /// The least expired age under the current clock: `λ >= th` iff
@@ -1006,5 +994,23 @@ impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for SetTimers<'
     fn run<B: Backend>(self, backend: B) {
         self.filter
             .set_timers::<B, TWO>(Ops::<W, B>::new(backend), self.h);
+    }
+}
+
+/// [`TimingBloom::age`] under `clock` and `T_Ω = top`.
+#[inline(always)]
+fn age_at(clock: Clock, top: u32, v: u32) -> u64 {
+    let now = clock.now;
+    // Selects, not branches: the comparisons are data.
+    let d = now.wrapping_sub(v);
+    let age = if v <= now { d } else { d.wrapping_add(top + 1) };
+    // Age 0 needs an insertion in the current block (b >= 1); at
+    // b = 0 the timer is T_Ω + 1 blocks old, a state only restored
+    // storage can hold (the sweep marks timers before they wrap).
+    let wrapped = v == now && clock.offset == 0;
+    if v > top || wrapped {
+        u64::MAX
+    } else {
+        u64::from(age)
     }
 }
