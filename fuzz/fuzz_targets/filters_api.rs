@@ -8,7 +8,6 @@ use libfuzzer_sys::fuzz_target;
 use std::collections::{HashMap, HashSet, VecDeque};
 use streambloom::analysis::spectral as analysis;
 use streambloom::analysis::stable::{blocked_fpr, layout_fpr, stable_point};
-use streambloom::analysis::timing::Age;
 use streambloom::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
 use streambloom::reservoir::{ReservoirBloom, ReservoirParams, Reset};
 use streambloom::spectral::{
@@ -16,7 +15,8 @@ use streambloom::spectral::{
     Removable, SlidingWindow, Spectral, SpectralParams,
 };
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
-use streambloom::timing::{TimingBloom, TimingLayout, TimingParams};
+use streambloom::analysis::timing::Age;
+use streambloom::timing::{TimingLayout, TimingBloom, TimingParams};
 use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 /// Largest cell count a filter is built with (validation sees raw values).
@@ -815,12 +815,7 @@ fn timing_valid<W: Width>(p: &TimingParams) -> bool {
     !past_isize(p.cells.div_ceil(W::CELLS))
         && p.cells >= 1
         && (2..=W::BITS.min(31)).contains(&p.bits_per_timer)
-        && (1..=if p.layout == TimingLayout::Unblocked {
-            64
-        } else {
-            W::CELLS.min(64) as u32
-        })
-            .contains(&p.k)
+        && (1..=if p.layout == TimingLayout::Unblocked { 64 } else { W::CELLS.min(64) as u32 }).contains(&p.k)
         && p.window >= 1
         && p.block >= 1
         && least.is_some_and(|l| u64::from(p.t_omega) >= l)
@@ -843,11 +838,7 @@ fn timing<W: Width>(i: &Input) {
         bits_per_timer: i.a.bits,
         layout: timing_layout(i.a.trapping, i.a.two),
     };
-    assert_eq!(
-        raw.blocks::<W>().is_ok(),
-        timing_valid::<W>(&raw),
-        "{raw:?}"
-    );
+    assert_eq!(raw.blocks::<W>().is_ok(), timing_valid::<W>(&raw), "{raw:?}");
     if past_isize(i.a.cells.div_ceil(W::CELLS)) {
         let e = TimingBloom::<W>::new(raw, i.a.seed).unwrap_err();
         assert!(matches!(e, Error::Parameter { .. }), "{e:?}");
