@@ -76,7 +76,8 @@
 //! # Features
 //!
 //! `alloc` (owned storage, windows; ahash as the default hasher), `std`
-//! (default: `alloc`, random seeds). Without them nothing needs an
+//! (default: `alloc`, random seeds), `serde` (`Serialize`/`Deserialize`
+//! of filters with a portable hasher, as their [`format`] bytes). Without them nothing needs an
 //! allocator: filters live in caller-provided blocks and
 //! [`hash::DefaultHasher`] is foldhash.
 #![no_std]

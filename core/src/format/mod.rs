@@ -35,6 +35,9 @@
 //! loads answers as the written one did, and continues the stream exactly
 //! as it would have (PRNG included).
 //!
+//! With the `serde` feature every owned filter with a portable hasher is
+//! `Serialize` and `Deserialize` as these bytes.
+//!
 //! ```
 //! use streambloom::format::Encode;
 //! use streambloom::hash::PortableHasher;
@@ -51,6 +54,8 @@
 //! # Ok::<(), streambloom::Error>(())
 //! ```
 
+#[cfg(feature = "serde")]
+mod serde;
 mod wire;
 
 pub use wire::Encode;
