@@ -41,7 +41,7 @@
 //! `W::MAX` are clamped to it first, which is the reference's saturation.
 
 use crate::arch::all;
-use crate::{Block, Mask, MinCount, Width};
+use crate::{Block, Mask, Width};
 
 /// A lane width of a vector operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,8 +121,13 @@ pub(crate) trait Vector: Copy {
     /// `v` in the selected lanes, `x` in the others.
     fn blend(self, l: Lane, x: Self::V, s: Self::Sel, v: Self::V) -> Self::V;
     /// `x` in the selected lanes, all ones in the others.
+    // This, `hmin`, `min_count` and `assign` serve the x86_64 and aarch64
+    // backends only (the portable one leaves them scalar): elsewhere they
+    // would be dead code.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     fn fill_unselected(self, l: Lane, x: Self::V, s: Self::Sel) -> Self::V;
     /// The minimum lane.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     fn hmin(self, l: Lane, v: Self::V) -> u32;
     /// Bytewise wrapping subtract.
     fn sub8(self, a: Self::V, b: Self::V) -> Self::V;
@@ -290,10 +295,15 @@ pub(crate) fn any_zero<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask) 
 }
 
 /// The minimum of the selected cells and how many hold it.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[inline(always)]
-pub(crate) fn min_count<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask) -> MinCount {
+pub(crate) fn min_count<W: Width, B: Vector>(
+    b: B,
+    block: &Block,
+    mask: W::Mask,
+) -> crate::MinCount {
     if mask.is_empty() {
-        return MinCount::EMPTY;
+        return crate::MinCount::EMPTY;
     }
     let l = Lane::of::<W>();
     let n = 64 / B::BYTES;
@@ -316,7 +326,7 @@ pub(crate) fn min_count<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask)
     if W::BITS != 4 {
         let at = eq_bits::<W, B>(b, block, b.splat(l, min));
         let count = (at & mask.to_words()[0]).count_ones();
-        return MinCount { min, count };
+        return crate::MinCount { min, count };
     }
     let mut count = 0;
     for j in 0..n {
@@ -327,7 +337,7 @@ pub(crate) fn min_count<W: Width, B: Vector>(b: B, block: &Block, mask: W::Mask)
             count += b.bits(l, b.both(at, s)).count_ones();
         }
     }
-    MinCount { min, count }
+    crate::MinCount { min, count }
 }
 
 /// A select-then-update kernel (the word-sliced kernels of `bits` run the
@@ -379,6 +389,7 @@ pub(crate) fn max_assign<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::
 }
 
 /// Each selected cell becomes `min(v, W::MAX)`.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[inline(always)]
 pub(crate) fn assign<W: Width, B: Vector>(b: B, block: &mut Block, mask: W::Mask, v: u32) {
     update::<W, B>(b, block, mask, v, Op::Assign);

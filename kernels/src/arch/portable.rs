@@ -169,6 +169,7 @@ impl Vector for Portable {
     fn blend(self, _: Lane, x: V, s: V, v: V) -> V {
         (v & s) | (x & !s)
     }
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     #[inline(always)]
     fn fill_unselected(self, _: Lane, x: V, s: V) -> V {
         x | !s
@@ -182,6 +183,7 @@ impl Vector for Portable {
         let pairs: u16x8 = (w16(v) & u16x8::splat(0xff)) + (w16(v) >> 8);
         pairs.to_array().into_iter().map(u32::from).sum()
     }
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     #[inline(always)]
     fn hmin(self, l: Lane, v: V) -> u32 {
         match l {

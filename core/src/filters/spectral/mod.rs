@@ -93,7 +93,7 @@ pub use recurring::RecurringMinimum;
 pub use window::SlidingWindow;
 
 use crate::filter::keyed;
-use crate::hash::{self, DefaultHasher, Layout};
+use crate::hash::{DefaultHasher, Layout};
 use crate::merge::fingerprint;
 use crate::store::Storage;
 use crate::{Error, Result};
@@ -274,7 +274,7 @@ impl<P: Policy, W: Counter> Spectral<P, Blocked<W>> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn new(params: SpectralParams<P>, seed: u64) -> Result<Self> {
-        Self::with_hasher(params, hash::seeded_hasher(seed))
+        Self::with_hasher(params, crate::hash::seeded_hasher(seed))
     }
 }
 
@@ -292,7 +292,7 @@ impl<P: Policy, W: Counter> Spectral<P, Blocked<W>> {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn new_random(params: SpectralParams<P>) -> Result<Self> {
-        Self::with_hasher(params, hash::random_hasher())
+        Self::with_hasher(params, crate::hash::random_hasher())
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::blocked::{MARKER_SALT, SECONDARY_SALT};
 use super::*;
-use crate::hash::{Layout, Placement, mix64};
+use crate::hash::{self, Layout, Placement, mix64};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use proptest::prelude::*;
