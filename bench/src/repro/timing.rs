@@ -29,9 +29,13 @@
 //! step. Timers live in the narrowest cell that holds `bpt` bits (8, 16 or
 //! 32), as a user would store them; the posterior is the layout's own.
 //!
-//! `--scale S` divides the warm-up and the steps by `S`; `--quick` is a
-//! smoke run (a sixteenth of the universe and windows, a few thousand
-//! steps, two points).
+//! `--scale S` divides the warm-up and the steps by `S` (default 4:
+//! 2^18 and 2^20). `--scale 1` is the paper's: 952 trials of 5.2 M steps,
+//! about 5·10^9 steps at 150–200 ns, 15–20 CPU minutes (an estimate from
+//! the per-step time); on the shared 2-core machine at load 15 it had
+//! 4.5 CPU minutes in its first 20 minutes and was stopped, hence the
+//! default. `--quick` is a smoke run (a sixteenth of the universe and
+//! windows, a few thousand steps, two points).
 
 use std::hash::BuildHasher;
 use std::time::Instant;
@@ -50,8 +54,9 @@ use crate::output::{num, Align, Output, Report, Table};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Divisor of the paper's 2^20 warm-up insertions and 2^22 query
-    /// steps: 1 is the paper's scale (about 40 minutes here)
-    #[arg(long, default_value_t = 1)]
+    /// steps: 1 is the paper's scale (15–20 CPU minutes, over an hour on
+    /// a loaded shared machine), the default 4 a quarter of it
+    #[arg(long, default_value_t = 4)]
     pub scale: u64,
     /// A smoke run of seconds: universe and windows divided by 16, 2^12
     /// warm-up insertions and 2^13 steps, 2 and 16 bits an item
@@ -66,13 +71,13 @@ Timing Bloom filter's standard query against its inferential one
 (posterior, then the answer of least expected penalty), on the uniform
 (U = 2^16, w = 2^16 and 2^18) and power-law (U = 2^16, w = 2^11 and 2^18)
 streams, at 1 to 64 bits an item (memory m·bpt, bpt = max(k, 3)). Each
-trial: 2^20 warm-up insertions, then 2^22 steps that query the next item
+trial: 2^20 warm-up insertions, then 2^22 steps (divided by --scale, 4 by
+default; --scale 1 is the paper's) that query the next item
 with penalties drawn from U[1, 10), score it and insert it. Each filter takes
 its own k in 1..=30 with the least total penalty. Prints the penalty ratio
 standard/inferential and the Posterior Error (eq. 28) beside the paper's
 figures, on the paper's unblocked layout; then what the one-block and
-two-block layouts change at the same k (Posterior Error, ratio, ns per step).
---scale divides the warm-up and the steps.";
+two-block layouts change at the same k (Posterior Error, ratio, ns per step).";
 
 /// The `k` the paper sweeps (line 523).
 const KS: std::ops::RangeInclusive<u32> = 1..=30;

@@ -32,13 +32,13 @@
 //! the latest) and its wrap (at age `T_Ω + 1 >= ⌈w/B⌉ + 2 + 𝒫`) guarantee,
 //! since that many sweeps cover all `m` timers.
 //!
-//! The sweep runs in safe core code over the cells, not as a kernel: it
-//! checks `⌈m/(B(𝒫+1))⌉` consecutive timers an insertion, at most `k`
-//! with the experiments' padding ([`TimingParams::plan`]), too few for
-//! vector code to pay, and its test (an age modulo `T_Ω + 1`) is no
-//! kernel of the store. The queries read an item's `k` timers one by one
-//! for the same reason: an age is a cyclic difference, which the store's
-//! min-and-count kernel cannot order.
+//! The sweep and the queries run the timer kernels of the backend
+//! ([`streambloom_kernels::arch::timers`]): `expire_run` marks the stale
+//! timers of the sweep's run of cells (in AVX2 a half-block at a time),
+//! and `oldest_count` reads an item's oldest age and how many of its timers
+//! hold it from its block's selected cells (an age is a cyclic difference,
+//! which the store's min-and-count kernel cannot order). The unblocked
+//! layout's queries read its timers one by one, with the kernels' age.
 //!
 //! # Guarantees
 //!
@@ -116,7 +116,8 @@ use crate::store::{Cells, DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, Width};
 use core::hash::{BuildHasher, Hash};
 use infer::Inference;
-use streambloom_kernels::{Backend, Body, Mask, Ops, cell, prefetch, set_cell};
+use streambloom_kernels::arch::timers::{self, NEVER};
+use streambloom_kernels::{Backend, Body, Mask, Ops, TimerClock, cell, prefetch, set_cell};
 
 /// How [`TimingBloom`] places an item's timers in a block: `k` distinct
 /// cells, each `k`-subset equally likely (the Stable filter's), which the
@@ -581,31 +582,37 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
         let threshold = self.threshold();
         let mut e = Evidence::default();
         let mut oldest: Option<u64> = None;
-        let mut see = |half: usize, v: u32| {
-            e.distinct[half] += 1;
-            let age = self.age(v);
-            if oldest.is_none_or(|o| age > o) {
-                oldest = Some(age);
-                e.oldest = [0, 0];
-            }
-            if oldest == Some(age) {
-                e.oldest[half] += 1;
-            }
-        };
         if self.params.layout == TimingLayout::Unblocked {
             let (at, n) = self.positions(h);
             let blocks = self.cells.blocks();
             for &p in &at[..n] {
-                see(0, cell::<W>(&blocks[p / W::CELLS], p % W::CELLS));
+                e.distinct[0] += 1;
+                let age = self.age(cell::<W>(&blocks[p / W::CELLS], p % W::CELLS));
+                if oldest.is_none_or(|o| age > o) {
+                    oldest = Some(age);
+                    e.oldest[0] = 0;
+                }
+                if oldest == Some(age) {
+                    e.oldest[0] += 1;
+                }
             }
         } else {
-            let probes = self.probes(h);
+            let (probes, clock) = (self.probes(h), self.timer_clock());
+            let kernels = self.cells.kernels();
             for (half, probe) in [Some(probes.first), probes.second].iter().enumerate() {
                 let Some(probe) = probe else { continue };
-                let block = self.cells.block(probe.block);
-                let mut mask = probe.mask;
-                while let Some(i) = mask.pop_lowest() {
-                    see(half, cell::<W>(block, i));
+                let found = kernels.oldest_count(self.cells.block(probe.block), probe.mask, clock);
+                if found.count == 0 {
+                    continue;
+                }
+                let age = wide_age(found.oldest);
+                e.distinct[half] = probe.mask.count();
+                if oldest.is_none_or(|o| age > o) {
+                    oldest = Some(age);
+                    e.oldest = [0, 0];
+                }
+                if oldest == Some(age) {
+                    e.oldest[half] += found.count;
                 }
             }
         }
@@ -835,20 +842,23 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// `u32`: `T_+ + T_Ω + 1 < 2^32` as `T_Ω <= 2^31 - 2`), or
     /// `u64::MAX` (never fresh) for `T_ε`, any value above `T_Ω`, and
     /// `T_+` itself when `b = 0`.
+    ///
+    /// Age 0 needs an insertion in the current block (b >= 1); at `b = 0`
+    /// the timer is `T_Ω + 1` blocks old, a state only restored storage can
+    /// hold (the sweep marks timers before they wrap). The timer kernels'
+    /// definition ([`timers::age`]).
     #[inline(always)]
     fn age(&self, v: u32) -> u64 {
-        let (now, top) = (self.clock.now, self.params.t_omega);
-        // Selects, not branches: the comparisons are data.
-        let d = now.wrapping_sub(v);
-        let age = if v <= now { d } else { d.wrapping_add(top + 1) };
-        // Age 0 needs an insertion in the current block (b >= 1); at
-        // b = 0 the timer is T_Ω + 1 blocks old, a state only restored
-        // storage can hold (the sweep marks timers before they wrap).
-        let wrapped = v == now && self.clock.offset == 0;
-        if v > top || wrapped {
-            u64::MAX
-        } else {
-            u64::from(age)
+        wide_age(timers::age(self.timer_clock(), v))
+    }
+
+    /// The clock as the timer kernels read it.
+    #[inline(always)]
+    fn timer_clock(&self) -> TimerClock {
+        TimerClock {
+            now: self.clock.now,
+            top: self.params.t_omega,
+            fresh_block: self.clock.offset == 0,
         }
     }
 
@@ -865,15 +875,12 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// Whether none of item `h`'s timers is expired by its age.
     #[inline(always)]
     fn fresh<const TWO: bool>(&self, h: u64) -> bool {
-        let probes = self.probes(h);
+        let (probes, clock) = (self.probes(h), self.timer_clock());
         let threshold = self.threshold();
-        let young = |block: usize, mut mask: W::Mask| {
-            let block = self.cells.block(block);
-            let mut young = true;
-            while let Some(i) = mask.pop_lowest() {
-                young &= self.age(cell::<W>(block, i)) < threshold;
-            }
-            young
+        let kernels = self.cells.kernels();
+        let young = |block: usize, mask: W::Mask| {
+            let found = kernels.oldest_count(self.cells.block(block), mask, clock);
+            wide_age(found.oldest) < threshold
         };
         young(probes.first.block, probes.first.mask)
             && (!TWO || probes.second.is_none_or(|s| young(s.block, s.mask)))
@@ -928,42 +935,25 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
 
     /// Marks `T_ε` every expired timer among the next
     /// [`sweep_len`](TimingParams::sweep_len) from the cursor (wrapping),
-    /// and advances the cursor past them.
-    ///
-    /// It runs outside [`Engine::run`](streambloom_kernels::Engine::run)'s
-    /// instruction-set bodies: inside the AVX2 one, LLVM vectorized its
-    /// loop of a few cells, and an insert took 52 ns instead of 41 (16 KiB,
-    /// p50, `latency --target timing-standard`); the sweep uses no kernel.
+    /// with the `expire_run` kernel, and advances the cursor past them.
+    /// Ages never reach `T_Ω + 1`, so a threshold above it expires by age
+    /// no timer: the kernel's limit is the threshold capped there.
     #[inline(always)]
     fn sweep(&mut self) {
-        let threshold = self.threshold();
-        let (m, expired) = (self.cells.cells(), self.expired);
-        let (now, top) = (self.clock.now, self.params.t_omega);
-        // As in `age`: at `b = 0` no timer may hold `T_+`.
-        let fresh_block = self.clock.offset == 0;
-        let mut at = self.clock.cursor;
-        let mut left = self.sweep;
-        let blocks = self.cells.blocks_mut();
-        while left > 0 {
-            let (b, first) = (at / W::CELLS, at % W::CELLS);
-            let run = left.min(W::CELLS - first);
-            let block = &mut blocks[b];
-            // Branch-free: whether a timer is stale is data, and a
-            // mispredicted branch per timer cost more than the stores.
-            for i in first..first + run {
-                let v = cell::<W>(block, i);
-                let d = now.wrapping_sub(v);
-                let age = if v <= now { d } else { d.wrapping_add(top + 1) };
-                let stale = v > top || u64::from(age) >= threshold || (v == now && fresh_block);
-                set_cell::<W>(block, i, if stale { expired } else { v });
-            }
-            left -= run;
-            at += run;
-            if at == m {
-                at = 0;
-            }
-        }
-        self.clock.cursor = at;
+        let top = self.params.t_omega;
+        let limit = self.threshold().min(u64::from(top) + 1) as u32;
+        let (clock, m, at) = (self.timer_clock(), self.cells.cells(), self.clock.cursor);
+        let kernels = self.cells.kernels();
+        kernels.expire_run(
+            self.cells.blocks_mut(),
+            at,
+            self.sweep,
+            clock,
+            limit,
+            self.expired,
+        );
+        let next = at + self.sweep;
+        self.clock.cursor = if next >= m { next - m } else { next };
     }
 }
 
@@ -980,5 +970,16 @@ impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for SetTimers<'
     fn run<B: Backend>(self, backend: B) {
         self.filter
             .set_timers::<B, TWO>(Ops::<W, B>::new(backend), self.h);
+    }
+}
+
+/// A kernel's age as the filter compares it: [`NEVER`] above every
+/// threshold.
+#[inline(always)]
+fn wide_age(age: u32) -> u64 {
+    if age == NEVER {
+        u64::MAX
+    } else {
+        u64::from(age)
     }
 }
