@@ -159,7 +159,7 @@ mod tests {
             ErrorKind::InvalidSubcommand
         );
         assert_eq!(
-            kind("streambloom-bench repro timing"),
+            kind("streambloom-bench repro bogus"),
             ErrorKind::InvalidSubcommand
         );
         assert_eq!(
