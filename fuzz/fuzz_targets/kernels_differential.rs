@@ -55,7 +55,8 @@ fn run<W: Width>(k: &Kernels<W>, i: &Input) -> (u64, Vec<Block>) {
             0
         }
         8 => {
-            let limit = u32::from(i.start) % (top + 2);
+            // In u64: `top + 2` overflows u32 for 32-bit cells.
+            let limit = (u64::from(i.start) % (u64::from(top) + 2)) as u32;
             k.expire_run(&mut b, start, len, clock, limit, W::MAX);
             0
         }
