@@ -5,6 +5,7 @@
 //! streambloom-bench latency [--quick] [--sizes 16K,1M,64M] [--target stable] [--isa avx2] ...
 //! streambloom-bench repro spectral [--layout both] [--width 16]
 //! streambloom-bench accuracy [--quick]
+//! streambloom-bench scale [--quick] [--threads 2] [--memory 64M] [--filter stable]
 //! ```
 //!
 //! Every command takes `--json` (the same data as its table, as JSON) and
@@ -23,6 +24,7 @@ mod output;
 #[cfg(feature = "peers")]
 mod peers;
 mod repro;
+mod scale;
 mod size;
 mod stats;
 
@@ -62,6 +64,10 @@ enum Command {
     #[cfg(feature = "peers")]
     #[command(long_about = peers::LONG_ABOUT)]
     Peers(peers::Args),
+    /// Items per second of every filter with 1..N pinned threads, each
+    /// owning a shard (share-nothing)
+    #[command(long_about = scale::LONG_ABOUT)]
+    Scale(scale::Args),
 }
 
 /// The warning a debug build prints first.
@@ -84,6 +90,7 @@ fn main() -> ExitCode {
         Command::Accuracy(args) => accuracy::run(args, &cli.output),
         #[cfg(feature = "peers")]
         Command::Peers(args) => peers::run(args, &cli.output),
+        Command::Scale(args) => scale::run(args, &cli.output),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -116,6 +123,7 @@ mod tests {
             "streambloom-bench repro spectral --help",
             "streambloom-bench help repro",
             "streambloom-bench accuracy --help",
+            "streambloom-bench scale --help",
         ] {
             let e = Cli::try_parse_from(line.split_whitespace()).unwrap_err();
             assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{line}");
@@ -151,7 +159,7 @@ mod tests {
             ErrorKind::InvalidSubcommand
         );
         assert_eq!(
-            kind("streambloom-bench repro timing"),
+            kind("streambloom-bench repro bogus"),
             ErrorKind::InvalidSubcommand
         );
         assert_eq!(

@@ -106,10 +106,11 @@ mod search;
 pub mod store;
 
 pub use error::{Error, Result, Value};
-pub use filters::{classic, importance, reservoir, spectral, stable, timing};
+pub use filters::{apbf, classic, importance, reservoir, spectral, stable, timing};
 pub use hash::Layout;
 pub use merge::Merge;
 
+pub use apbf::{Apbf, ApbfParams};
 pub use classic::{Classic, ClassicParams};
 
 /// Test input sizes: `n` natively, a twentieth under Miri, which runs every

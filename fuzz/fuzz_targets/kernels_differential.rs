@@ -1,9 +1,10 @@
-//! Every available backend agrees with the scalar kernels on one operation.
+//! Every available backend agrees with the scalar kernels on one operation
+//! (the timer kernels included).
 #![no_main]
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
-use streambloom_kernels::{Block, Isa, Kernels, Mask, Width, W1, W16, W2, W32, W4, W8};
+use streambloom_kernels::{Block, Isa, Kernels, Mask, TimerClock, Width, W1, W16, W2, W32, W4, W8};
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -34,7 +35,15 @@ fn run<W: Width>(k: &Kernels<W>, i: &Input) -> (u64, Vec<Block>) {
         Kernels::add_sat,
         Kernels::sub_sat,
     ];
-    let out = match i.op % 8 {
+    // A timer clock within the timer kernels' contract (`now <= top <
+    // W::MAX`), from the same bytes.
+    let top = i.value % W::MAX;
+    let clock = TimerClock {
+        now: u32::from(i.len) % (top + 1),
+        top,
+        fresh_block: i.op & 0x80 != 0,
+    };
+    let out = match i.op % 10 {
         0 => k.any_zero(&b[0], m).into(),
         1 => {
             let c = k.min_count(&b[0], m);
@@ -44,6 +53,15 @@ fn run<W: Width>(k: &Kernels<W>, i: &Input) -> (u64, Vec<Block>) {
         3 => {
             k.dec_run(&mut b, start, len);
             0
+        }
+        8 => {
+            let limit = u32::from(i.start) % (top + 2);
+            k.expire_run(&mut b, start, len, clock, limit, W::MAX);
+            0
+        }
+        9 => {
+            let c = k.oldest_count(&b[0], m, clock);
+            (u64::from(c.oldest) << 32) | u64::from(c.count)
         }
         op => {
             update[usize::from(op) - 4](k, &mut b[0], m, v);

@@ -5,6 +5,7 @@
 //! its [`Kernels`] table once, at construction, so the per-item cost of
 //! dispatch is one indirect call, never a feature test.
 
+use crate::arch::timers::{AgeCount, TimerClock};
 use crate::{Block, Width};
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -181,6 +182,8 @@ pub struct Kernels<W: Width> {
     pub(crate) sub_sat: unsafe fn(&mut Block, W::Mask, u32),
     pub(crate) dec_run: unsafe fn(&mut [Block], usize, usize),
     pub(crate) zero_count: unsafe fn(&[Block], usize, usize) -> usize,
+    pub(crate) expire_run: unsafe fn(&mut [Block], usize, usize, TimerClock, u32, u32),
+    pub(crate) oldest_count: unsafe fn(&Block, W::Mask, TimerClock) -> AgeCount,
 }
 
 impl<W: Width> core::fmt::Debug for Kernels<W> {
@@ -207,6 +210,8 @@ impl<W: Width> Kernels<W> {
             sub_sat: all::sub_sat::<W>,
             dec_run: all::dec_run::<W>,
             zero_count: all::zero_count::<W>,
+            expire_run: crate::arch::timers::expire_run_for::<W>(isa),
+            oldest_count: all::oldest_count::<W>,
         }
     }
 
@@ -293,6 +298,31 @@ impl<W: Width> Kernels<W> {
         // SAFETY: as in `any_zero`: the CPU supports this table's ISA.
         unsafe { (self.zero_count)(blocks, start, len) }
     }
+
+    /// Marks `expired` every cell of the run of `len` cells from `start`
+    /// (wrapping) whose age under `clock` is at least `limit`
+    /// ([`crate::arch::timers::expire_run`]).
+    #[inline(always)]
+    pub fn expire_run(
+        &self,
+        blocks: &mut [Block],
+        start: usize,
+        len: usize,
+        clock: TimerClock,
+        limit: u32,
+        expired: u32,
+    ) {
+        // SAFETY: as in `any_zero`: the CPU supports this table's ISA.
+        unsafe { (self.expire_run)(blocks, start, len, clock, limit, expired) }
+    }
+
+    /// The oldest age among the selected cells and how many hold it
+    /// ([`crate::arch::timers::oldest_count`]).
+    #[inline(always)]
+    pub fn oldest_count(&self, block: &Block, mask: W::Mask, clock: TimerClock) -> AgeCount {
+        // SAFETY: as in `any_zero`: the CPU supports this table's ISA.
+        unsafe { (self.oldest_count)(block, mask, clock) }
+    }
 }
 
 /// Builds the table of every width from the generic kernel functions in
@@ -319,6 +349,8 @@ macro_rules! tables {
             sub_sat: sub_sat::<$crate::$w>,
             dec_run: dec_run::<$crate::$w>,
             zero_count: zero_count::<$crate::$w>,
+            expire_run: expire_run::<$crate::$w>,
+            oldest_count: oldest_count::<$crate::$w>,
         };
     };
 }

@@ -37,6 +37,7 @@
 //! assert_eq!(block.0[9], 3);
 //! ```
 
+use crate::arch::timers::{AgeCount, TimerClock};
 use crate::dispatch::{Isa, MinCount};
 use crate::{Block, Width};
 use core::marker::PhantomData;
@@ -71,6 +72,20 @@ pub trait Backend: Copy + Send + Sync + token::Sealed {
     fn dec_run<W: Width>(self, blocks: &mut [Block], start: usize, len: usize);
     /// Zero cells in the run `start .. start + len` (clipped).
     fn zero_count<W: Width>(self, blocks: &[Block], start: usize, len: usize) -> usize;
+    /// Marks `expired` the cells of a run whose age is at least `limit`
+    /// ([`crate::arch::timers::expire_run`]).
+    fn expire_run<W: Width>(
+        self,
+        blocks: &mut [Block],
+        start: usize,
+        len: usize,
+        clock: TimerClock,
+        limit: u32,
+        expired: u32,
+    );
+    /// The oldest age among the selected cells and how many hold it
+    /// ([`crate::arch::timers::oldest_count`]).
+    fn oldest_count<W: Width>(self, block: &Block, mask: W::Mask, clock: TimerClock) -> AgeCount;
 
     /// A mask of one bit in each of a block's 64-bit words that `used`
     /// selects, built from the hash `x` (see [`Ops::hash_words`]). Written
@@ -148,6 +163,33 @@ macro_rules! backend {
                 // SAFETY: a value of this type exists only where the
                 // CPU runs `Self::ISA` (module docs).
                 unsafe { (W::table_const(Self::ISA).zero_count)(blocks, start, len) }
+            }
+            #[inline(always)]
+            fn expire_run<W: Width>(
+                self,
+                blocks: &mut [Block],
+                start: usize,
+                len: usize,
+                clock: TimerClock,
+                limit: u32,
+                expired: u32,
+            ) {
+                // SAFETY: a value of this type exists only where the
+                // CPU runs `Self::ISA` (module docs).
+                unsafe {
+                    (W::table_const(Self::ISA).expire_run)(blocks, start, len, clock, limit, expired)
+                }
+            }
+            #[inline(always)]
+            fn oldest_count<W: Width>(
+                self,
+                block: &Block,
+                mask: W::Mask,
+                clock: TimerClock,
+            ) -> AgeCount {
+                // SAFETY: a value of this type exists only where the
+                // CPU runs `Self::ISA` (module docs).
+                unsafe { (W::table_const(Self::ISA).oldest_count)(block, mask, clock) }
             }
         }
     };
@@ -417,6 +459,28 @@ impl<W: Width, B: Backend> Ops<W, B> {
     #[inline(always)]
     pub fn zero_count(self, blocks: &[Block], start: usize, len: usize) -> usize {
         self.backend.zero_count::<W>(blocks, start, len)
+    }
+
+    /// Marks `expired` the cells of the run of `len` cells from `start`
+    /// (wrapping) whose age under `clock` is at least `limit`.
+    #[inline(always)]
+    pub fn expire_run(
+        self,
+        blocks: &mut [Block],
+        start: usize,
+        len: usize,
+        clock: TimerClock,
+        limit: u32,
+        expired: u32,
+    ) {
+        self.backend
+            .expire_run::<W>(blocks, start, len, clock, limit, expired)
+    }
+
+    /// The oldest age among the selected cells and how many hold it.
+    #[inline(always)]
+    pub fn oldest_count(self, block: &Block, mask: W::Mask, clock: TimerClock) -> AgeCount {
+        self.backend.oldest_count::<W>(block, mask, clock)
     }
 
     /// A split-block mask built from the hash `x`: one bit in each 64-bit

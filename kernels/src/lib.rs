@@ -10,6 +10,8 @@
 //! | [`Kernels::add_sat`], [`Kernels::sub_sat`] | saturating add / subtract on the selected cells |
 //! | [`Kernels::dec_run`] | saturating decrement of a run of cells, wrapping (eviction) |
 //! | [`Kernels::zero_count`] | zero cells in a run (stability metrics) |
+//! | [`Kernels::expire_run`] | mark stale timers of a run expired, wrapping (timing filter's sweep) |
+//! | [`Kernels::oldest_count`] | oldest timer age of the selected cells and how many hold it |
 //! | [`prefetch()`] | start loading a block a batch ahead |
 //!
 //! Cells are 1, 2, 4, 8, 16 or 32 bits ([`Width`]) and saturate, never wrap.
@@ -30,6 +32,7 @@ mod mask;
 mod prefetch;
 mod width;
 
+pub use arch::timers::{AgeCount, TimerClock};
 pub use block::Block;
 pub use dispatch::{Isa, Kernels, MinCount};
 pub use engine::{Backend, Body, Engine, Ops, Scalar};

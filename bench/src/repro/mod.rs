@@ -8,6 +8,7 @@
 pub mod importance;
 pub mod reservoir;
 pub mod spectral;
+pub mod timing;
 
 use crate::output::Output;
 
@@ -27,6 +28,11 @@ pub enum Paper {
     /// equal memory), convergence, and the corrected FPR model
     #[command(long_about = reservoir::LONG_ABOUT)]
     Reservoir(reservoir::Args),
+    /// Inferential time-decaying Bloom filters: §5 (standard against
+    /// inferential queries, penalty ratio and Posterior Error), and what
+    /// the blocked layouts change
+    #[command(long_about = timing::LONG_ABOUT)]
+    Timing(timing::Args),
 }
 
 /// Runs the experiments of `paper` and prints the report.
@@ -35,5 +41,6 @@ pub fn run(paper: &Paper, out: &Output) -> Result<(), String> {
         Paper::Spectral(args) => spectral::run(args, out),
         Paper::Importance(args) => importance::run(args, out),
         Paper::Reservoir(args) => reservoir::run(args, out),
+        Paper::Timing(args) => timing::run(args, out),
     }
 }

@@ -7,6 +7,7 @@
 //! assert!((bloom_error(5, core::f64::consts::LN_2) - 0.5f64.powi(5)).abs() < 1e-12);
 //! ```
 
+pub mod apbf;
 pub mod classic;
 pub mod importance;
 pub mod reservoir;

@@ -2,6 +2,7 @@
 //! tests. Their formulas live in [`crate::analysis`]; what every filter
 //! shares, in `crate::filter`.
 
+pub mod apbf;
 pub mod classic;
 pub mod importance;
 pub mod reservoir;

@@ -331,3 +331,52 @@ mod round_trip {
         }
     }
 }
+
+/// States no filter can reach are the constructors' errors, whatever the
+/// bytes say.
+#[test]
+fn impossible_states_are_refused() {
+    use crate::stable::{Eviction, StableParams};
+    use crate::{ReservoirBloom, ReservoirParams, StableBloom, TimingBloom, TimingParams, W8};
+    let mut r =
+        ReservoirBloom::with_hasher(ReservoirParams::new(2048, 3), PortableHasher::new(1)).unwrap();
+    r.observe("a");
+    let mut b = r.to_bytes();
+    // Fields: bits 8, k 4, p_star 8, three bytes, then position and insertions.
+    b[48 + 23 + 8..48 + 23 + 16].copy_from_slice(&2u64.to_le_bytes());
+    assert!(matches!(
+        ReservoirBloom::<_, PortableHasher>::from_bytes(&b),
+        Err(Error::Parameter {
+            name: "insertions",
+            ..
+        })
+    ));
+    let p = StableParams {
+        cells: 1024,
+        bits_per_cell: 3,
+        k: 3,
+        p: 4,
+        eviction: Eviction::Sweep,
+        layout: crate::Layout::OneBlock,
+    };
+    let s = StableBloom::<W8, _, _>::with_hasher(p, PortableHasher::new(1)).unwrap();
+    let mut b = s.to_bytes();
+    // Fields: cells 8, bits 4, k 4, p 8, two bytes, then the cursor.
+    b[48 + 26..48 + 34].copy_from_slice(&1024u64.to_le_bytes());
+    assert!(matches!(
+        StableBloom::<W8, _, PortableHasher>::from_bytes(&b),
+        Err(Error::Parameter { name: "cursor", .. })
+    ));
+    let t = TimingBloom::<W8, _, _>::with_hasher(
+        TimingParams::new(1024, 3, 50, 4, 1, 8),
+        PortableHasher::new(1),
+    )
+    .unwrap();
+    let mut b = t.to_bytes();
+    // Fields: cells 8, k 4, window, block, padding 8 each, t_omega 4, bpt 4, layout 1, then now and offset.
+    b[48 + 49 + 4..48 + 49 + 12].copy_from_slice(&4u64.to_le_bytes());
+    assert!(matches!(
+        TimingBloom::<W8, _, PortableHasher>::from_bytes(&b),
+        Err(Error::Parameter { name: "offset", .. })
+    ));
+}

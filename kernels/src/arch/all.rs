@@ -6,6 +6,8 @@
 
 use crate::{cell, set_cell, Block, Mask, MinCount, Width};
 
+pub use crate::arch::timers::{expire_run, oldest_count};
+
 /// Whether any selected cell is zero (`false` for an empty mask).
 #[inline]
 pub fn any_zero<W: Width>(block: &Block, mut mask: W::Mask) -> bool {

@@ -8,6 +8,7 @@ pub mod all;
 pub(crate) mod bits;
 pub(crate) mod generic;
 pub(crate) mod portable;
+pub mod timers;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_64;

@@ -54,6 +54,13 @@ impl<S: Storage, H: PortableHash> ReservoirBloom<S, H> {
         };
         let position = f.u64("position")?;
         let insertions = f.u64("insertions")?;
+        if insertions > position {
+            return Err(crate::Error::param(
+                "insertions",
+                insertions,
+                "at most the stream position (items observed)",
+            ));
+        }
         let rng = Rng::from_state(f.array32("rng")?);
         let mut r = ReservoirBloom::restore(params, storage, hasher, position)?;
         r.stream.insertions = insertions;

@@ -72,6 +72,8 @@
 
 mod blocked;
 mod bytes;
+#[cfg(feature = "alloc")]
+mod compact;
 mod counters;
 mod plan;
 mod policy;
@@ -85,6 +87,8 @@ mod tests;
 
 use blocked::plan_geometry;
 pub use blocked::{Blocked, Ctx, CtxMut, PLACEMENT};
+#[cfg(feature = "alloc")]
+pub use compact::{Compact, Footprint, MAX_COUNTERS, StringArray, codes};
 pub use counters::{CounterStore, Counters, CountersMut, MAX_ITEM_COUNTERS, Shape, Table};
 pub use policy::{MinimalIncrease, MinimumSelection, Policy, Removable};
 pub use range::{RangeCount, RangeTree};

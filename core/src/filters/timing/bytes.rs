@@ -156,13 +156,10 @@ impl<W: Width, S: Storage, H: core::hash::BuildHasher> crate::Merge for TimingBl
             crate::merge::fingerprint(&self.hasher) == crate::merge::fingerprint(&other.hasher),
             "hasher or seeds",
         )?;
-        let (clock, top) = (self.clock, self.params.t_omega);
+        let clock = self.timer_clock();
+        let age = |v| super::wide_age(streambloom_kernels::arch::timers::age(clock, v));
         let fresher = |a: u32, b: u32| {
-            if super::age_at(clock, top, b) < super::age_at(clock, top, a) {
-                b
-            } else {
-                a
-            }
+            if age(b) < age(a) { b } else { a }
         };
         crate::merge::combine_cells::<W>(self.cells.blocks_mut(), other.cells.blocks(), fresher);
         Ok(())

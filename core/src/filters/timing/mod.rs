@@ -32,13 +32,13 @@
 //! the latest) and its wrap (at age `T_Ω + 1 >= ⌈w/B⌉ + 2 + 𝒫`) guarantee,
 //! since that many sweeps cover all `m` timers.
 //!
-//! The sweep runs in safe core code over the cells, not as a kernel: it
-//! checks `⌈m/(B(𝒫+1))⌉` consecutive timers an insertion, at most `k`
-//! with the experiments' padding ([`TimingParams::plan`]), too few for
-//! vector code to pay, and its test (an age modulo `T_Ω + 1`) is no
-//! kernel of the store. The queries read an item's `k` timers one by one
-//! for the same reason: an age is a cyclic difference, which the store's
-//! min-and-count kernel cannot order.
+//! The sweep and the queries run the timer kernels of the backend
+//! ([`streambloom_kernels::arch::timers`]): `expire_run` marks the stale
+//! timers of the sweep's run of cells (in AVX2 a half-block at a time),
+//! and `oldest_count` reads an item's oldest age and how many of its timers
+//! hold it from its block's selected cells (an age is a cyclic difference,
+//! which the store's min-and-count kernel cannot order). The unblocked
+//! layout's queries read its timers one by one, with the kernels' age.
 //!
 //! # Guarantees
 //!
@@ -56,40 +56,14 @@
 //!
 //! # Measured
 //!
-//! **The paper's §5 at a reduced scale** (`report_section5` in this
-//! module's tests: `cargo test --release -p streambloom --lib
-//! report_section5 -- --ignored --nocapture`, 116 s): the [Pos≈Neg]
-//! streams, `U = 2^16`, uniform with `w = 2^16` and power law with
-//! `w = 2^11`; `4w` (at least `2^16`) warm-up insertions then `2^20`
-//! query-then-insert steps (the paper: `2^20` and `2^22`); penalties from
-//! `U[1, 10)`; `bpt = max(k, 3)`, memory `m·bpt = w·bpi`, 32-bit cells;
-//! `k` from `{1, 2, 3, 4, 6, 8, 12, 16, 24, 30}` (blocked: up to 16, a
-//! block's cells; no filter's best `k` was above 8), each filter at its
-//! own best `k`; block size and padding by [`TimingParams::plan`].
-//! Penalty ratio standard/inferential (above 1: inference costs less), and
-//! Posterior Error (eq. 28) at the inferential filter's `k`:
-//!
-//! | bpi | uniform: unblocked | one block | two blocks | power law: unblocked | one block | two blocks |
-//! |---|---|---|---|---|---|---|
-//! | 1 | 1.15, PE 0.027 | 1.14, 0.028 | 1.14, 0.028 | 5.54, 0.016 | 5.61, 0.017 | 5.61, 0.017 |
-//! | 2 | 1.14, 0.033 | 1.14, 0.034 | 1.14, 0.034 | 4.65, 0.020 | 4.75, 0.020 | 4.75, 0.020 |
-//! | 4 | 1.24, 0.040 | 1.22, 0.040 | 1.23, 0.041 | 4.25, 0.025 | 4.05, 0.022 | 4.16, 0.024 |
-//! | 8 | 1.47, 0.031 | 1.39, 0.037 | 1.46, 0.032 | 3.25, 0.025 | 3.15, 0.024 | 3.21, 0.025 |
-//! | 16 | 1.51, 0.031 | 1.32, 0.031 | 1.47, 0.031 | 2.94, 0.025 | 2.69, 0.025 | 2.91, 0.026 |
-//! | 32 | 1.27, 0.027 | 1.44, 0.024 | 1.20, 0.028 | 2.98, 0.025 | 2.12, 0.025 | 3.04, 0.025 |
-//! | 64 | 1.44, 0.026 | 1.42, 0.025 | 1.16, 0.026 | 2.57, 0.025 | 2.03, 0.025 | 2.34, 0.025 |
-//!
-//! The paper reports, from its figures, a ratio of about 1.25 on the
-//! uniform stream (Fig. 7), Posterior Error under 0.05 (Figs. 8, 10) and
-//! penalty reductions of 10–70 %. Here the Posterior Error is under 0.05
-//! at every point in every layout, the inferential filter costs less at
-//! every point, and the standard query made no false negative in any
-//! trial. What blocking changes: little up to 8 bits an item; beyond,
-//! both filters' penalties grow, most with one block (uniform, 64 bits an
-//! item, standard/inferential: unblocked 13 429 / 9 315, two blocks
-//! 27 388 / 23 512, one block 86 724 / 61 136; power law 4 221 / 1 645,
-//! 14 217 / 6 065, 47 518 / 23 439), while the posterior stays calibrated
-//! (its `F(c, 0, B)` is the layout's own).
+//! **The paper's §5** runs with `streambloom-bench repro timing` (2^20
+//! warm-up insertions, then 2^22 query-then-insert steps a trial, each
+//! filter at its own best `k` in `1..=30`, the four synthetic streams,
+//! 1 to 64 bits an item; the unblocked layout, then what each blocked
+//! layout changes); its figures, beside the paper's, are in the README's
+//! "Measured" section. The Posterior Error is under 0.05 at every point,
+//! the standard query made no false negative in any trial, and inference
+//! costs less than the standard query at every [Pos≈Neg] point.
 //!
 //! **Latency** (`streambloom-bench latency --target
 //! timing-standard,timing-inferential,stable-observe --sizes 16K,1M,64M
@@ -142,7 +116,8 @@ use crate::store::{Cells, DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, Width};
 use core::hash::{BuildHasher, Hash};
 use infer::Inference;
-use streambloom_kernels::{Backend, Body, Mask, Ops, cell, prefetch, set_cell};
+use streambloom_kernels::arch::timers::{self, NEVER};
+use streambloom_kernels::{Backend, Body, Mask, Ops, TimerClock, cell, prefetch, set_cell};
 
 /// How [`TimingBloom`] places an item's timers in a block: `k` distinct
 /// cells, each `k`-subset equally likely (the Stable filter's), which the
@@ -609,31 +584,37 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
         let threshold = self.threshold();
         let mut e = Evidence::default();
         let mut oldest: Option<u64> = None;
-        let mut see = |half: usize, v: u32| {
-            e.distinct[half] += 1;
-            let age = self.age(v);
-            if oldest.is_none_or(|o| age > o) {
-                oldest = Some(age);
-                e.oldest = [0, 0];
-            }
-            if oldest == Some(age) {
-                e.oldest[half] += 1;
-            }
-        };
         if self.params.layout == TimingLayout::Unblocked {
             let (at, n) = self.positions(h);
             let blocks = self.cells.blocks();
             for &p in &at[..n] {
-                see(0, cell::<W>(&blocks[p / W::CELLS], p % W::CELLS));
+                e.distinct[0] += 1;
+                let age = self.age(cell::<W>(&blocks[p / W::CELLS], p % W::CELLS));
+                if oldest.is_none_or(|o| age > o) {
+                    oldest = Some(age);
+                    e.oldest[0] = 0;
+                }
+                if oldest == Some(age) {
+                    e.oldest[0] += 1;
+                }
             }
         } else {
-            let probes = self.probes(h);
+            let (probes, clock) = (self.probes(h), self.timer_clock());
+            let kernels = self.cells.kernels();
             for (half, probe) in [Some(probes.first), probes.second].iter().enumerate() {
                 let Some(probe) = probe else { continue };
-                let block = self.cells.block(probe.block);
-                let mut mask = probe.mask;
-                while let Some(i) = mask.pop_lowest() {
-                    see(half, cell::<W>(block, i));
+                let found = kernels.oldest_count(self.cells.block(probe.block), probe.mask, clock);
+                if found.count == 0 {
+                    continue;
+                }
+                let age = wide_age(found.oldest);
+                e.distinct[half] = probe.mask.count();
+                if oldest.is_none_or(|o| age > o) {
+                    oldest = Some(age);
+                    e.oldest = [0, 0];
+                }
+                if oldest == Some(age) {
+                    e.oldest[half] += found.count;
                 }
             }
         }
@@ -863,9 +844,24 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// `u32`: `T_+ + T_Ω + 1 < 2^32` as `T_Ω <= 2^31 - 2`), or
     /// `u64::MAX` (never fresh) for `T_ε`, any value above `T_Ω`, and
     /// `T_+` itself when `b = 0`.
+    ///
+    /// Age 0 needs an insertion in the current block (b >= 1); at `b = 0`
+    /// the timer is `T_Ω + 1` blocks old, a state only restored storage can
+    /// hold (the sweep marks timers before they wrap). The timer kernels'
+    /// definition ([`timers::age`]).
     #[inline(always)]
     fn age(&self, v: u32) -> u64 {
-        age_at(self.clock, self.params.t_omega, v)
+        wide_age(timers::age(self.timer_clock(), v))
+    }
+
+    /// The clock as the timer kernels read it.
+    #[inline(always)]
+    fn timer_clock(&self) -> TimerClock {
+        TimerClock {
+            now: self.clock.now,
+            top: self.params.t_omega,
+            fresh_block: self.clock.offset == 0,
+        }
     }
 
     /// The least expired age under the current clock: `λ >= th` iff
@@ -881,15 +877,12 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// Whether none of item `h`'s timers is expired by its age.
     #[inline(always)]
     fn fresh<const TWO: bool>(&self, h: u64) -> bool {
-        let probes = self.probes(h);
+        let (probes, clock) = (self.probes(h), self.timer_clock());
         let threshold = self.threshold();
-        let young = |block: usize, mut mask: W::Mask| {
-            let block = self.cells.block(block);
-            let mut young = true;
-            while let Some(i) = mask.pop_lowest() {
-                young &= self.age(cell::<W>(block, i)) < threshold;
-            }
-            young
+        let kernels = self.cells.kernels();
+        let young = |block: usize, mask: W::Mask| {
+            let found = kernels.oldest_count(self.cells.block(block), mask, clock);
+            wide_age(found.oldest) < threshold
         };
         young(probes.first.block, probes.first.mask)
             && (!TWO || probes.second.is_none_or(|s| young(s.block, s.mask)))
@@ -944,42 +937,25 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
 
     /// Marks `T_ε` every expired timer among the next
     /// [`sweep_len`](TimingParams::sweep_len) from the cursor (wrapping),
-    /// and advances the cursor past them.
-    ///
-    /// It runs outside [`Engine::run`](streambloom_kernels::Engine::run)'s
-    /// instruction-set bodies: inside the AVX2 one, LLVM vectorized its
-    /// loop of a few cells, and an insert took 52 ns instead of 41 (16 KiB,
-    /// p50, `latency --target timing-standard`); the sweep uses no kernel.
+    /// with the `expire_run` kernel, and advances the cursor past them.
+    /// Ages never reach `T_Ω + 1`, so a threshold above it expires by age
+    /// no timer: the kernel's limit is the threshold capped there.
     #[inline(always)]
     fn sweep(&mut self) {
-        let threshold = self.threshold();
-        let (m, expired) = (self.cells.cells(), self.expired);
-        let (now, top) = (self.clock.now, self.params.t_omega);
-        // As in `age`: at `b = 0` no timer may hold `T_+`.
-        let fresh_block = self.clock.offset == 0;
-        let mut at = self.clock.cursor;
-        let mut left = self.sweep;
-        let blocks = self.cells.blocks_mut();
-        while left > 0 {
-            let (b, first) = (at / W::CELLS, at % W::CELLS);
-            let run = left.min(W::CELLS - first);
-            let block = &mut blocks[b];
-            // Branch-free: whether a timer is stale is data, and a
-            // mispredicted branch per timer cost more than the stores.
-            for i in first..first + run {
-                let v = cell::<W>(block, i);
-                let d = now.wrapping_sub(v);
-                let age = if v <= now { d } else { d.wrapping_add(top + 1) };
-                let stale = v > top || u64::from(age) >= threshold || (v == now && fresh_block);
-                set_cell::<W>(block, i, if stale { expired } else { v });
-            }
-            left -= run;
-            at += run;
-            if at == m {
-                at = 0;
-            }
-        }
-        self.clock.cursor = at;
+        let top = self.params.t_omega;
+        let limit = self.threshold().min(u64::from(top) + 1) as u32;
+        let (clock, m, at) = (self.timer_clock(), self.cells.cells(), self.clock.cursor);
+        let kernels = self.cells.kernels();
+        kernels.expire_run(
+            self.cells.blocks_mut(),
+            at,
+            self.sweep,
+            clock,
+            limit,
+            self.expired,
+        );
+        let next = at + self.sweep;
+        self.clock.cursor = if next >= m { next - m } else { next };
     }
 }
 
@@ -999,18 +975,11 @@ impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for SetTimers<'
     }
 }
 
-/// [`TimingBloom::age`] under `clock` and `T_Ω = top`.
+/// A kernel's age as the filter compares it: [`NEVER`] above every
+/// threshold.
 #[inline(always)]
-fn age_at(clock: Clock, top: u32, v: u32) -> u64 {
-    let now = clock.now;
-    // Selects, not branches: the comparisons are data.
-    let d = now.wrapping_sub(v);
-    let age = if v <= now { d } else { d.wrapping_add(top + 1) };
-    // Age 0 needs an insertion in the current block (b >= 1); at
-    // b = 0 the timer is T_Ω + 1 blocks old, a state only restored
-    // storage can hold (the sweep marks timers before they wrap).
-    let wrapped = v == now && clock.offset == 0;
-    if v > top || wrapped {
+fn wide_age(age: u32) -> u64 {
+    if age == NEVER {
         u64::MAX
     } else {
         u64::from(age)

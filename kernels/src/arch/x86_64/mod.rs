@@ -3,3 +3,4 @@
 pub(crate) mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod bits;
+pub(crate) mod timers;
