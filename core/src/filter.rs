@@ -5,7 +5,8 @@
 //!
 //! - a params type, validated into [`Result`](crate::Result) by the
 //!   constructors;
-//! - `new(params, seed)`, `with_hasher(params, hasher)`, `new_random(params)`
+//! - `new(params, seed)` (its docs carry `seed_doc!`'s paragraph on
+//!   HashDoS), `with_hasher(params, hasher)`, `new_random(params)`
 //!   (with `std`), `with_storage(params, storage, hasher)` over a caller's
 //!   blocks, which **starts empty** (it zeroes them), and
 //!   `restore(params, storage, hasher, ..)`, which **adopts** the blocks'
@@ -25,6 +26,25 @@
 //!   items (a window's).
 
 use core::hash::{BuildHasher, Hash};
+
+/// The paragraph on seeds every filter's `new(params, seed)` carries
+/// (`#[doc = crate::filter::seed_doc!()]`): a known seed is a HashDoS.
+/// (Those constructors own their memory, so exist with `alloc` only.)
+#[cfg(feature = "alloc")]
+macro_rules! seed_doc {
+    () => {
+        "**The seed is a secret.** Anyone who knows `seed` (a constant in the \
+         source, a default, a saved filter's bytes) can search offline for \
+         keys that all land in one block, which then saturates: every key \
+         placed there is reported present, or over-counted \
+         ([HashDoS](crate::hash#seeds-and-hashdos)). For keys that others \
+         choose, use `new_random` (seeds from the operating system, with \
+         `std`) or, without `std`, a seed drawn from a hardware random source \
+         and kept secret."
+    };
+}
+#[cfg(feature = "alloc")]
+pub(crate) use seed_doc;
 
 /// Keys the keyed batch forms hash at a time, into a stack buffer.
 pub(crate) const HASH_CHUNK: usize = 256;

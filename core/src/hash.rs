@@ -66,13 +66,50 @@
 //! share their cells.
 //!
 //! **Seeds.** A hash depends on its seeds; seeds an attacker can guess let
-//! them craft keys that all land in one block (HashDoS), so a filter exposed
-//! to untrusted keys should use secret random seeds ([`random_hasher`] with
-//! `std`). [`DefaultHasher`]'s output also changes with the features (ahash
-//! with `alloc`, foldhash without), the CPU and crate versions: it is for
-//! filters that live in one process, not for filters written to bytes and
-//! read elsewhere: those hash with [`PortableHasher`] (XXH3-64, the same
-//! output on every target), the only hasher [`crate::format`] accepts.
+//! them craft keys that all land in one block (see
+//! [Seeds and HashDoS](#seeds-and-hashdos)). [`DefaultHasher`]'s output
+//! also changes with the features (ahash with `alloc`, foldhash without),
+//! the CPU and crate versions: it is for filters that live in one process,
+//! not for filters written to bytes and read elsewhere: those hash with
+//! [`PortableHasher`] (XXH3-64, the same output on every target), the only
+//! hasher [`crate::format`] accepts.
+//!
+//! # Seeds and HashDoS
+//!
+//! Placement is public and fixed: a key's block is [`block_of`] of its
+//! hash. Whoever knows a filter's seeds can therefore hash candidate keys
+//! offline and keep those that land in a block of their choice, about
+//! `blocks` tries a key (a million hashes, milliseconds, for a thousand
+//! keys against 1024 blocks). Inserted, such keys saturate that block: a
+//! `Classic` filter's bits or a `StableBloom`'s cells all become non-zero,
+//! so every key placed there is reported present (a duplicate), and a
+//! `Spectral` filter over-counts every key placed there; the filter's
+//! overall rate barely moves (one block in `blocks`), which hides the
+//! attack from [`current_fpr`](crate::StableBloom::current_fpr)-style
+//! monitoring. The attacker then uses further keys of that block to pass
+//! as already seen. `core/src/api_tests/hashdos.rs` does it: 2000 keys
+//! crafted against seed 42 fill block 0 of a 1024-block `Classic` filter
+//! and of a `StableBloom` and leave every other block empty, and all 1000
+//! crafted probes are false positives; the same keys against another seed
+//! spread like any others (the most loaded block within a binomial bound,
+//! the probes at the model's rate).
+//!
+//! Where the seeds come from is the defence:
+//!
+//! - with `std`, every filter's `new_random(params)` ([`random_hasher`])
+//!   draws its seeds from the operating system: the choice for keys that
+//!   others choose;
+//! - without `std`, pass `new(params, seed)` or [`seeded_hasher`] a seed
+//!   drawn at boot from a hardware random source (a TRNG peripheral) and
+//!   kept secret; a seed that is a constant of the source, the same on
+//!   every device, is known to anyone who reads the firmware;
+//! - a [`PortableHasher`]'s seed is stored in the filter's bytes
+//!   ([`crate::format`]): whoever reads the bytes knows it, so keep the
+//!   bytes as secret as the seed;
+//! - the `*_hash` forms place the caller's `u64` through a fixed public
+//!   remix ([`mix64`]), which spreads non-uniform values but is no secret:
+//!   a caller who hashes untrusted keys itself must use a keyed hash with
+//!   a secret seed.
 
 use core::hash::{BuildHasher, Hash};
 use streambloom_kernels::{Mask, Width};

@@ -1,6 +1,7 @@
 //! Tests of the public API as a user's crate calls it (`streambloom::…`
-//! paths only): the one construction pattern of every filter, and the
-//! `*_hash` forms fed any `u64`.
+//! paths only): the one construction pattern of every filter, the
+//! `*_hash` forms fed any `u64`, and keys crafted against a known seed
+//! (HashDoS).
 //!
 //! They live in the unit-test binary, not in integration-test binaries of
 //! their own: that binary already instantiates every filter's hot loops
@@ -9,4 +10,5 @@
 //! through the public API, run natively.
 
 mod construction;
+mod hashdos;
 mod pre_hashed;

@@ -321,6 +321,8 @@ impl Classic {
     /// An empty filter in owned memory, hashing with the default hasher
     /// seeded from `seed` ([`hash::seeded_hasher`]).
     ///
+    #[doc = crate::filter::seed_doc!()]
+    ///
     /// ```
     /// use streambloom::classic::{Classic, ClassicParams};
     /// let f = Classic::new(ClassicParams::new(1000, 7), 1).unwrap();

@@ -362,6 +362,8 @@ impl<W: Width> ImportanceBloom<W> {
     /// [`StableBloom::new`] reports them), an [`ImportanceMap`] that cannot
     /// map into `1..=Max`, or a two-class threshold of 0.
     ///
+    #[doc = crate::filter::seed_doc!()]
+    ///
     /// ```
     /// use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};
     /// use streambloom::stable::Layout;

@@ -290,6 +290,8 @@ impl ReservoirBloom {
     /// seeded from `seed` ([`hash::seeded_hasher`]); the PRNG of its
     /// random choices is seeded from the hasher.
     ///
+    #[doc = crate::filter::seed_doc!()]
+    ///
     /// ```
     /// use streambloom::reservoir::{ReservoirBloom, ReservoirParams};
     /// let f = ReservoirBloom::new(ReservoirParams::new(4096, 3), 1)?;

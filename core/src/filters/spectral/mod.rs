@@ -268,6 +268,8 @@ impl<P: Policy, W: Counter> Spectral<P, Blocked<W>> {
     /// An empty filter in owned memory, hashing with the default hasher
     /// seeded from `seed` ([`crate::hash::seeded_hasher`]).
     ///
+    #[doc = crate::filter::seed_doc!()]
+    ///
     /// ```
     /// use streambloom::spectral::{Blocked, MinimalIncrease, Spectral, SpectralParams};
     /// use streambloom::W16;

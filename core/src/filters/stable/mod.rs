@@ -195,6 +195,8 @@ impl<W: Width> StableBloom<W> {
     /// seeded from the hasher, so the same seed gives the same filter in
     /// one build.
     ///
+    #[doc = crate::filter::seed_doc!()]
+    ///
     /// ```
     /// use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
     /// use streambloom::W8;

@@ -195,6 +195,8 @@ impl<W: Width> TimingBloom<W> {
     /// An empty filter in owned memory (every timer expired), hashing with
     /// the default hasher seeded from `seed` ([`hash::seeded_hasher`]).
     ///
+    #[doc = crate::filter::seed_doc!()]
+    ///
     /// ```
     /// use streambloom::timing::{TimingBloom, TimingParams};
     /// use streambloom::W16;
