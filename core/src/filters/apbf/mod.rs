@@ -68,7 +68,7 @@ pub use params::{ApbfParams, PLAN_MAX_L};
 use crate::analysis::apbf::run_probability;
 use crate::filter::keyed;
 use crate::hash::{self, DefaultHasher};
-use crate::store::{self, Cells, DefaultStorage, Storage};
+use crate::store::{Cells, DefaultStorage, Storage};
 use crate::{Block, Error, Result, W1, Width};
 use core::hash::{BuildHasher, Hash};
 use streambloom_kernels::prefetch;
@@ -191,7 +191,12 @@ impl<H: BuildHasher> Apbf<DefaultStorage, H> {
     /// ```
     pub fn with_hasher(params: ApbfParams, hasher: H) -> Result<Self> {
         let blocks = params.blocks()?;
-        Self::restore(params, store::zeroed(blocks)?, hasher, Ring::default())
+        Self::restore(
+            params,
+            crate::store::zeroed(blocks)?,
+            hasher,
+            Ring::default(),
+        )
     }
 }
 
