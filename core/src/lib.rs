@@ -11,6 +11,7 @@
 //! | "is this a duplicate?", keeping a reservoir sample of the stream's past | [`ReservoirBloom`] | [`observe`](ReservoirBloom::observe) | false positives and negatives; insertions thin out as `s/i` ([`reservoir`] module docs) |
 //! | "how often has this key occurred?" | [`Spectral`] with [`MinimumSelection`] (deletions), [`MinimalIncrease`] (fewer errors, no deletions) or [`RecurringMinimum`] | [`estimate`](Spectral::estimate), [`at_least`](Spectral::at_least), [`union`](Spectral::union), [`join`](Spectral::join) | over-estimates only (see each policy) |
 //! | "was this key among the last `w` items?", with no false negatives or as a probability | [`TimingBloom`] | [`contains`](TimingBloom::contains) (no false negatives), [`posterior`](TimingBloom::posterior), [`decide`](TimingBloom::decide) (least expected penalty) | false positives from overwritten timers and the clock's block granularity ([`timing`] module docs) |
+//! | "was this key among the last `l·g` items?", in one bit a cell | [`Apbf`] | [`contains`](Apbf::contains) (no false negatives for the last `l·g`) | false positives from a run of `k` set slices ([`apbf`] module docs) |
 //! | counts over the last `W` items; counts of value ranges | [`spectral::SlidingWindow`], [`spectral::RangeTree`] | as [`Spectral`] | as [`Spectral`] |
 //!
 //! # Choosing parameters
@@ -58,8 +59,8 @@
 //!
 //! # Modules
 //!
-//! - [`classic`], [`stable`], [`importance`], [`reservoir`], [`spectral`],
-//!   [`timing`]: the filters,
+//! - [`apbf`], [`classic`], [`stable`], [`importance`], [`reservoir`],
+//!   [`spectral`], [`timing`]: the filters,
 //!   their params and planners.
 //! - [`analysis`]: the papers' formulas and this crate's models of the
 //!   blocked filters, which the planners plan by.

@@ -6,7 +6,9 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use std::collections::{HashMap, HashSet, VecDeque};
+use streambloom::analysis::apbf as apbf_analysis;
 use streambloom::analysis::spectral as analysis;
+use streambloom::apbf::{Apbf, ApbfParams, Ring};
 use streambloom::analysis::stable::{blocked_fpr, layout_fpr, stable_point};
 use streambloom::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
 use streambloom::reservoir::{ReservoirBloom, ReservoirParams, Reset};
@@ -925,7 +927,132 @@ fn timing_layout(unblocked: bool, two: bool) -> TimingLayout {
     }
 }
 
-fuzz_target!(|i: Input| match i.kind % 27 {
+/// Whether `p` is valid for an `Apbf` (the documented rules, and at most
+/// `isize::MAX` bytes).
+fn apbf_valid(p: &ApbfParams) -> bool {
+    (1..=64).contains(&p.k)
+        && p.l >= 1
+        && p.g >= 1
+        && p.slice_bits >= 1
+        && p.k.checked_add(p.l).is_some_and(|h| {
+            p.slice_bits
+                .div_ceil(512)
+                .checked_mul(h as usize)
+                .is_some_and(|b| !past_isize(b))
+        })
+}
+
+/// The Age-Partitioned Bloom Filter on raw parameters: constructors
+/// accept exactly the valid ones; against a model of the last `l + 1`
+/// generations (a `VecDeque` of generations), nothing of the last `l·g`
+/// insertions (nor of the current generation) is ever missed, across
+/// forced generation ends (`Window`) and clears; the rates are rates and
+/// the planner keeps its promises; batches equal the keyed forms; a
+/// saved filter restores equal.
+fn apbf(i: &Input) {
+    let raw = ApbfParams {
+        k: i.a.k,
+        l: i.a.bits,
+        g: i.a.window as u64,
+        slice_bits: i.a.cells,
+    };
+    assert_eq!(raw.blocks().is_ok(), apbf_valid(&raw), "{raw:?}");
+    if !apbf_valid(&raw) {
+        assert!(matches!(Apbf::new(raw, i.a.seed), Err(Error::Parameter { .. })));
+    }
+    // Small rings and generations, so that the ring turns within a run.
+    let params = ApbfParams {
+        k: i.a.k % 9,
+        l: i.a.bits % 7,
+        g: (i.a.window % 50) as u64,
+        slice_bits: cap(i.a.cells) % 5000,
+    };
+    let f = Apbf::new(params, i.a.seed);
+    assert_eq!(f.is_ok(), apbf_valid(&params), "{params:?}");
+    let Ok(mut f) = f else { return };
+    let mut gens: VecDeque<Vec<u16>> = VecDeque::from([Vec::new()]);
+    let mut planned = false;
+    for op in &i.ops {
+        match *op {
+            Op::Insert(x) | Op::Observe(x) => {
+                if gens[0].len() as u64 == params.g {
+                    gens.push_front(Vec::new());
+                }
+                gens[0].push(x);
+                f.insert(&x);
+            }
+            Op::Contains(x) => {
+                let must = gens.iter().any(|g| g.contains(&x));
+                assert!(f.contains(&x) || !must, "{params:?} lost {x}");
+            }
+            Op::Window(_) => {
+                f.next_generation();
+                gens.push_front(Vec::new());
+            }
+            Op::Clear => {
+                f.clear();
+                gens = VecDeque::from([Vec::new()]);
+                assert_eq!(f.current_fpr(), 0.0);
+            }
+            Op::Stats(n, target) => {
+                assert!(is_rate(f.predicted_fpr(n as u64)) && is_rate(f.current_fpr()));
+                // The planner takes milliseconds: once an input.
+                if !planned {
+                    planned = true;
+                    let window = (n % 5000) as u64;
+                    match ApbfParams::plan(window, target) {
+                        Ok(p) => {
+                            assert!(p.window() >= window && p.steady_fpr() <= target, "{p:?}");
+                            assert!(p.blocks().is_ok());
+                        }
+                        // Below 1e-12 a rate may need k > 64.
+                        Err(_) => assert!(window == 0 || !(target >= 1e-12 && target < 1.0)),
+                    }
+                }
+            }
+            Op::Formulas(n, m, k, z, _) => {
+                let (k, l) = (k % 70, (m % 200) as u32);
+                let g = n % 10_000;
+                assert!(is_rate(apbf_analysis::paper_fpr(k, l)));
+                assert!(is_rate(apbf_analysis::predicted_fpr(k, l, g, (m % 100_000) as usize, n)));
+                assert!(is_rate(apbf_analysis::run_probability(k, (l % 100) as usize, |_| z)));
+            }
+            Op::Batch(ref keys) => {
+                let mut one = f.clone();
+                let want: Vec<bool> = keys.iter().map(|x| one.contains(x)).collect();
+                let mut found = vec![false; keys.len()];
+                f.contains_batch(keys, &mut found).unwrap();
+                assert_eq!(found, want);
+                keys.iter().for_each(|x| one.insert(x));
+                f.insert_batch(keys);
+                assert!(f == one);
+                for &x in keys {
+                    if gens[0].len() as u64 == params.g {
+                        gens.push_front(Vec::new());
+                    }
+                    gens[0].push(x);
+                }
+                assert!(
+                    f.contains_batch(keys, &mut found[..keys.len().saturating_sub(1)])
+                        .is_err()
+                        || keys.is_empty()
+                );
+            }
+            _ => {}
+        }
+        gens.truncate(params.l as usize + 1);
+    }
+    assert!(gens.iter().flatten().all(|x| f.contains(x)), "{params:?}");
+    let hasher = streambloom::hash::seeded_hasher(i.a.seed);
+    let g = Apbf::restore(params, f.blocks().to_vec(), hasher, f.ring()).unwrap();
+    assert!(g == f);
+    let bad = Ring { newest: params.k + params.l, count: 0 };
+    let hasher = streambloom::hash::seeded_hasher(i.a.seed);
+    assert!(Apbf::restore(params, f.blocks().to_vec(), hasher, bad).is_err());
+}
+
+fuzz_target!(|i: Input| match i.kind % 28 {
+    27 => apbf(&i),
     24 => reservoir(&i),
     25 => timing::<W8>(&i),
     26 => timing::<W16>(&i),

@@ -7,6 +7,7 @@
 //! plus its line in [`all`]. The help lists targets from [`all`], and
 //! `--target` selects among them.
 
+mod apbf;
 mod baseline;
 mod classic;
 mod importance;
@@ -50,6 +51,7 @@ pub fn all() -> Vec<Target> {
         reservoir::targets(),
         spectral::targets(),
         timing::targets(),
+        apbf::targets(),
     ]
     .concat()
 }

@@ -194,7 +194,7 @@ fn batch_equals_item_by_item() {
         slice_bits: 1000 * 512,
         ..ApbfParams::new(2, 3, 4000)
     };
-    assert!(large.blocks().unwrap() * Block::BYTES >= store::PREFETCH_MIN_BYTES);
+    assert!(large.blocks().unwrap() * Block::BYTES >= crate::store::PREFETCH_MIN_BYTES);
     for params in [small, large] {
         let n = 6000u64;
         let keys: Vec<u64> = (0..n).collect();
