@@ -15,7 +15,7 @@ use streambloom::spectral::{
 };
 use streambloom::stable::StableBloom;
 use streambloom::timing::TimingBloom;
-use streambloom::{Block, Classic, ReservoirBloom, W1, W16, W2, W32, W4, W8};
+use streambloom::{Apbf, Block, Classic, ReservoirBloom, W1, W16, W2, W32, W4, W8};
 
 /// Loads `data` as a filter by `from_bytes` and by `view_bytes` over an
 /// aligned copy; checks they agree and that the loaded filter re-encodes
@@ -59,7 +59,7 @@ macro_rules! check {
 fuzz_target!(|input: (u8, Vec<u8>)| {
     let (which, data) = input;
     let data = &data[..];
-    match which % 12 {
+    match which % 13 {
         0 => {
             check!(data, Classic<Vec<Block>, P>, Classic<&mut [Block], P>, |f, key| f.contains(&key), |g| {
                 g.insert(&7u32);
@@ -127,6 +127,14 @@ fuzz_target!(|input: (u8, Vec<u8>)| {
             check!(data, TimingBloom<W16, Vec<Block>, P>, TimingBloom<W16, &mut [Block], P>, |f, key| f.contains(&key), |g| {
                 g.insert(&7u32);
                 assert!(g.contains(&7u32));
+            })
+        }
+        11 => {
+            check!(data, Apbf<Vec<Block>, P>, Apbf<&mut [Block], P>, |f, key| f.contains(&key), |g| {
+                g.insert(&7u32);
+                assert!(g.contains(&7u32));
+                g.next_generation();
+                assert!(g.contains(&7u32), "l >= 1 keeps an item one generation");
             })
         }
         _ => {

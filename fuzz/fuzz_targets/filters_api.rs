@@ -8,8 +8,9 @@ use libfuzzer_sys::fuzz_target;
 use std::collections::{HashMap, HashSet, VecDeque};
 use streambloom::analysis::apbf as apbf_analysis;
 use streambloom::analysis::spectral as analysis;
-use streambloom::apbf::{Apbf, ApbfParams, Ring};
 use streambloom::analysis::stable::{blocked_fpr, layout_fpr, stable_point};
+use streambloom::analysis::timing::Age;
+use streambloom::apbf::{Apbf, ApbfParams, Ring};
 use streambloom::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
 use streambloom::reservoir::{ReservoirBloom, ReservoirParams, Reset};
 use streambloom::spectral::{
@@ -17,8 +18,7 @@ use streambloom::spectral::{
     Removable, SlidingWindow, Spectral, SpectralParams,
 };
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
-use streambloom::analysis::timing::Age;
-use streambloom::timing::{TimingLayout, TimingBloom, TimingParams};
+use streambloom::timing::{TimingBloom, TimingLayout, TimingParams};
 use streambloom::{Classic, ClassicParams, Error, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 /// Largest cell count a filter is built with (validation sees raw values).
@@ -817,7 +817,12 @@ fn timing_valid<W: Width>(p: &TimingParams) -> bool {
     !past_isize(p.cells.div_ceil(W::CELLS))
         && p.cells >= 1
         && (2..=W::BITS.min(31)).contains(&p.bits_per_timer)
-        && (1..=if p.layout == TimingLayout::Unblocked { 64 } else { W::CELLS.min(64) as u32 }).contains(&p.k)
+        && (1..=if p.layout == TimingLayout::Unblocked {
+            64
+        } else {
+            W::CELLS.min(64) as u32
+        })
+            .contains(&p.k)
         && p.window >= 1
         && p.block >= 1
         && least.is_some_and(|l| u64::from(p.t_omega) >= l)
@@ -840,7 +845,11 @@ fn timing<W: Width>(i: &Input) {
         bits_per_timer: i.a.bits,
         layout: timing_layout(i.a.trapping, i.a.two),
     };
-    assert_eq!(raw.blocks::<W>().is_ok(), timing_valid::<W>(&raw), "{raw:?}");
+    assert_eq!(
+        raw.blocks::<W>().is_ok(),
+        timing_valid::<W>(&raw),
+        "{raw:?}"
+    );
     if past_isize(i.a.cells.div_ceil(W::CELLS)) {
         let e = TimingBloom::<W>::new(raw, i.a.seed).unwrap_err();
         assert!(matches!(e, Error::Parameter { .. }), "{e:?}");
@@ -958,7 +967,10 @@ fn apbf(i: &Input) {
     };
     assert_eq!(raw.blocks().is_ok(), apbf_valid(&raw), "{raw:?}");
     if !apbf_valid(&raw) {
-        assert!(matches!(Apbf::new(raw, i.a.seed), Err(Error::Parameter { .. })));
+        assert!(matches!(
+            Apbf::new(raw, i.a.seed),
+            Err(Error::Parameter { .. })
+        ));
     }
     // Small rings and generations, so that the ring turns within a run.
     let params = ApbfParams {
@@ -1014,8 +1026,18 @@ fn apbf(i: &Input) {
                 let (k, l) = (k % 70, (m % 200) as u32);
                 let g = n % 10_000;
                 assert!(is_rate(apbf_analysis::paper_fpr(k, l)));
-                assert!(is_rate(apbf_analysis::predicted_fpr(k, l, g, (m % 100_000) as usize, n)));
-                assert!(is_rate(apbf_analysis::run_probability(k, (l % 100) as usize, |_| z)));
+                assert!(is_rate(apbf_analysis::predicted_fpr(
+                    k,
+                    l,
+                    g,
+                    (m % 100_000) as usize,
+                    n
+                )));
+                assert!(is_rate(apbf_analysis::run_probability(
+                    k,
+                    (l % 100) as usize,
+                    |_| z
+                )));
             }
             Op::Batch(ref keys) => {
                 let mut one = f.clone();
@@ -1046,7 +1068,10 @@ fn apbf(i: &Input) {
     let hasher = streambloom::hash::seeded_hasher(i.a.seed);
     let g = Apbf::restore(params, f.blocks().to_vec(), hasher, f.ring()).unwrap();
     assert!(g == f);
-    let bad = Ring { newest: params.k + params.l, count: 0 };
+    let bad = Ring {
+        newest: params.k + params.l,
+        count: 0,
+    };
     let hasher = streambloom::hash::seeded_hasher(i.a.seed);
     assert!(Apbf::restore(params, f.blocks().to_vec(), hasher, bad).is_err());
 }

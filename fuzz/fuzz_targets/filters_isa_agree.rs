@@ -12,7 +12,7 @@ use streambloom::spectral::{
     SpectralParams,
 };
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
-use streambloom::timing::{TimingLayout, Evidence, TimingBloom, TimingParams};
+use streambloom::timing::{Evidence, TimingBloom, TimingLayout, TimingParams};
 use streambloom::{Block, Classic, ClassicParams, Isa, Width, W1, W16, W2, W32, W4, W8};
 
 #[derive(Arbitrary, Debug)]
@@ -268,7 +268,11 @@ fn timing<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<(bool, Evidence, u64)>, 
         }
     }
     let clock = f.clock();
-    Some((out, f.blocks().to_vec(), clock.now as u64 ^ clock.offset << 32 ^ (clock.cursor as u64) << 40))
+    Some((
+        out,
+        f.blocks().to_vec(),
+        clock.now as u64 ^ clock.offset << 32 ^ (clock.cursor as u64) << 40,
+    ))
 }
 
 /// The timing filter's layout: unblocked (the `trapping` flag, unused by

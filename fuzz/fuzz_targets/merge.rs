@@ -2,7 +2,8 @@
 //! format first: each filter's merge keeps what its rule promises (the
 //! classic filter's OR and Minimum Selection's sum are exactly the filter
 //! of both streams; Stable, Timing and Minimal Increase lose nothing
-//! either side held), and a merge with another seed or size is refused
+//! either side held, nor does the age-partitioned filter's OR at equal
+//! rings), and a merge with another seed or size is refused
 //! and changes nothing.
 #![no_main]
 
@@ -14,7 +15,7 @@ use streambloom::hash::PortableHasher as P;
 use streambloom::spectral::{Blocked, MinimalIncrease, MinimumSelection, Spectral, SpectralParams};
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::timing::{TimingBloom, TimingParams};
-use streambloom::{Block, Classic, ClassicParams, Merge, W16, W4, W8};
+use streambloom::{Apbf, ApbfParams, Block, Classic, ClassicParams, Merge, W16, W4, W8};
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -70,7 +71,7 @@ fuzz_target!(|input: Input| {
     };
     let refuse = input.other_seed;
     let (ha, hb) = (P::new(input.seed), P::new(seed_b));
-    match input.kind % 5 {
+    match input.kind % 6 {
         0 => {
             let p = ClassicParams::new(blocks * 512, k).with_layout(layout);
             let (mut a, mut b) = (
@@ -166,6 +167,37 @@ fuzz_target!(|input: Input| {
             if merge_checked(&mut a, &b, refuse) {
                 for (key, &n) in &truth {
                     assert!(a.estimate(key) >= n.min(255), "under-count of {key}");
+                }
+            }
+        }
+        4 => {
+            // Lockstep, as for the timing filter: the rings agree.
+            let p = ApbfParams::new(
+                k,
+                u32::from(input.blocks % 4) + 1,
+                u64::from(input.k % 5) + 1,
+            );
+            let (mut a, mut b) = (
+                Apbf::with_hasher(p, ha).unwrap(),
+                Apbf::with_hasher(p, hb).unwrap(),
+            );
+            for &(key, left) in &input.items {
+                let other = u32::from(key) + 100_000;
+                let (x, y) = if left {
+                    (&mut a, &mut b)
+                } else {
+                    (&mut b, &mut a)
+                };
+                x.insert(&key);
+                y.insert(&other);
+            }
+            let b = shipped(&b, Apbf::<Vec<Block>, P>::from_bytes);
+            let sides = a.clone();
+            if merge_checked(&mut a, &b, refuse) {
+                for &(key, _) in &input.items {
+                    let other = u32::from(key) + 100_000;
+                    assert!(!(sides.contains(&key) || b.contains(&key)) || a.contains(&key));
+                    assert!(!(sides.contains(&other) || b.contains(&other)) || a.contains(&other));
                 }
             }
         }

@@ -142,7 +142,15 @@ fn timing() -> TimingBloom<W8, Vec<crate::Block>, PortableHasher> {
     f
 }
 
-fn fixtures() -> [Fixture; 8] {
+fn apbf() -> crate::Apbf<Vec<crate::Block>, PortableHasher> {
+    let mut f = crate::Apbf::with_hasher(crate::ApbfParams::new(4, 3, 40), h()).unwrap();
+    for i in 0..ITEMS {
+        f.insert(&i);
+    }
+    f
+}
+
+fn fixtures() -> [Fixture; 9] {
     [
         fixture!(
             "classic",
@@ -191,6 +199,12 @@ fn fixtures() -> [Fixture; 8] {
             timing(),
             TimingBloom::<W8, _, PortableHasher>::from_bytes,
             |f: &TimingBloom<W8, _, _>, k| f.posterior(&k, 0.5).unwrap().to_bits()
+        ),
+        fixture!(
+            "apbf",
+            apbf(),
+            crate::Apbf::<_, PortableHasher>::from_bytes,
+            |f: &crate::Apbf<_, _>, k| u64::from(f.contains(&k))
         ),
     ]
 }

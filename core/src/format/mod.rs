@@ -27,7 +27,8 @@
 //! `view_bytes` reads the fields and works on the blocks where they are
 //! (bytemuck's checked casts; no copy, no allocator).
 //!
-//! Reading checks everything and returns [`Error::Malformed`] for bytes
+//! Reading checks everything and returns
+//! [`Error::Malformed`](crate::Error::Malformed) for bytes
 //! that are not an encoding (short input, wrong magic, unknown version,
 //! another kind, width or hasher, refused seeds, unknown tags, lengths that
 //! overflow, non-zero padding, trailing bytes, misaligned blocks) and the
@@ -100,16 +101,19 @@ pub enum Kind {
     Spectral,
     /// [`crate::TimingBloom`].
     Timing,
+    /// [`crate::Apbf`].
+    Apbf,
 }
 
 impl Kind {
-    const ALL: [Kind; 6] = [
+    const ALL: [Kind; 7] = [
         Kind::Classic,
         Kind::Stable,
         Kind::Importance,
         Kind::Reservoir,
         Kind::Spectral,
         Kind::Timing,
+        Kind::Apbf,
     ];
 
     /// The kind's byte in the header.
@@ -121,6 +125,7 @@ impl Kind {
             Kind::Reservoir => 4,
             Kind::Spectral => 5,
             Kind::Timing => 6,
+            Kind::Apbf => 7,
         }
     }
 

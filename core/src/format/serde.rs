@@ -80,6 +80,7 @@ via_bytes! {
     [H: PortableHash] ReservoirBloom<DefaultStorage, H>;
     [P: Policy, W: Counter, H: PortableHash] Spectral<P, Blocked<W>, H>;
     [W: Width, H: PortableHash] TimingBloom<W, DefaultStorage, H>;
+    [H: PortableHash] crate::Apbf<DefaultStorage, H>;
 }
 
 #[cfg(test)]

@@ -314,6 +314,16 @@ mod round_trip {
         }
 
         #[test]
+        fn apbf((keys, split, seed) in keys(), g in 1u64..40) {
+            let f = crate::Apbf::with_hasher(crate::ApbfParams::new(3, 2, g), hasher(seed)).unwrap();
+            continues(f, crate::Apbf::from_bytes, |f, k| {
+                let was = f.contains(&k);
+                f.insert(&k);
+                u64::from(was)
+            }, &keys, split);
+        }
+
+        #[test]
         fn timing((keys, split, seed) in keys(), block in 1u64..5, padding in 0u64..3, layout in 0usize..3, uniform in any::<bool>()) {
             let mut params = TimingParams::new(1024, 3, 50, block, padding, 8);
             params.layout = [TimingLayout::OneBlock, TimingLayout::TwoBlocks, TimingLayout::Unblocked][layout];

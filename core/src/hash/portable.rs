@@ -8,16 +8,6 @@
 //! foldhash likewise promises no stable output. [`PortableHasher`] is
 //! XXH3-64 (through `xxhash-rust`), an algorithm fixed by a published
 //! specification, with one explicit 64-bit seed.
-//!
-//! **What is hashed.** A key `K: Hash` feeds its bytes to the hasher
-//! through [`Hash::hash`]; the hash is XXH3-64, under the seed, of the
-//! concatenation of those bytes. Rust's integer `Hash` impls write
-//! native-endian bytes and `usize` changes size between targets, so the
-//! hasher writes every integer little-endian and `usize`/`isize` as 64
-//! bits: `42u32` hashes as the bytes `2a 00 00 00` everywhere. A key type
-//! whose own `Hash` impl differs between targets (a pointer, a value
-//! computed from `cfg`) stays non-portable; strings, byte slices, integers
-//! and tuples and arrays of them are portable.
 
 use core::fmt;
 use core::hash::{BuildHasher, Hasher};
@@ -53,8 +43,17 @@ pub trait PortableHash: BuildHasher + Clone {
     fn from_seeds(seeds: [u64; 2]) -> Option<Self>;
 }
 
-/// XXH3-64 with a 64-bit seed: the portable hasher (see the
-/// [module docs](self) for what exactly a key hashes to).
+/// XXH3-64 with a 64-bit seed: the portable hasher.
+///
+/// **What is hashed.** A key `K: Hash` feeds its bytes to the hasher
+/// through [`Hash::hash`](core::hash::Hash::hash); the hash is XXH3-64, under the seed, of the
+/// concatenation of those bytes. Rust's integer `Hash` impls write
+/// native-endian bytes and `usize` changes size between targets, so the
+/// hasher writes every integer little-endian and `usize`/`isize` as 64
+/// bits: `42u32` hashes as the bytes `2a 00 00 00` everywhere. A key type
+/// whose own `Hash` impl differs between targets (a pointer, a value
+/// computed from `cfg`) stays non-portable; strings, byte slices, integers
+/// and tuples and arrays of them are portable.
 ///
 /// Pick the seed as for any hasher: a filter that sees keys chosen by
 /// others needs a seed they cannot guess (HashDoS, [`crate::hash`]).

@@ -61,6 +61,7 @@
 #[cfg(test)]
 mod tests;
 
+mod bytes;
 mod params;
 
 pub use params::{ApbfParams, PLAN_MAX_L};

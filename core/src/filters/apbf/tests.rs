@@ -1,6 +1,5 @@
 use super::*;
 use crate::analysis::apbf::{fill, slice_items};
-use crate::store;
 use crate::{Error, Isa};
 use proptest::prelude::*;
 use std::collections::VecDeque;
