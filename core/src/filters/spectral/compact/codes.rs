@@ -5,7 +5,7 @@
 //! - the **⌈log C⌉-bit** code of §4: a counter `c` in [`bit_len`]`(c)`
 //!   bits, its plain binary form. It is not prefix-free: the
 //!   [`StringArray`](super::StringArray)'s index says where each one ends.
-//! - **Elias** (§4.5, [Eli75]): the prefix-free code of `n + 1` (Elias
+//! - **Elias** (§4.5, \[Eli75\]): the prefix-free code of `n + 1` (Elias
 //!   does not encode 0), `⌊log n⌋ + 2⌊log(⌊log n⌋ + 1)⌋ + 1` bits for `n`
 //!   (the Elias delta code).
 //! - **steps** (§4.5): `0` for 0, `10` for 1, and `11` followed by the

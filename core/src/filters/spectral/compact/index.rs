@@ -112,8 +112,9 @@ fn lt_offset(code: u64, j: usize) -> usize {
 
 /// Variable-length counters with O(1) access: the base array of
 /// ⌈log C⌉-bit counters with slack and its string-array index (§4.3–4.4),
-/// all in one `Vec<u64>` ([`words`](Self::words)); see the
-/// [module docs](self) for the layout and the choices made.
+/// all in one `Vec<u64>` ([`words`](Self::words)); the layout and the
+/// choices made are told in the docs of the `spectral/compact` module's
+/// source.
 ///
 /// ```
 /// use streambloom::spectral::StringArray;
