@@ -1,41 +1,4 @@
-//! Dispatch once per operation, not once per kernel call.
-//!
-//! A filter's hot loop is written once, generic over a [`Backend`], as a
-//! [`Body`]; [`Engine::run`] picks the instruction set with one predicted
-//! branch and runs the body inside a function compiled for it
-//! (`#[target_feature]`), where every kernel call inlines: an item costs no
-//! indirect call and no feature test. A per-item operation is a batch of
-//! one. This is memchr's and simdutf8's pattern (one generic algorithm,
-//! stamped per ISA), with the kernels of [`crate::arch`] as the building
-//! blocks.
-//!
-//! **Soundness.** A backend value is a proof that the CPU runs its
-//! instructions: its field is private, and the only place that makes one is
-//! [`Engine::run`], whose `Engine` was built from an
-//! [`Isa::is_available`] check. So safe code cannot run a kernel the CPU
-//! lacks, whatever it does with the backend value it is handed.
-//!
-//! ```
-//! use streambloom_kernels::{Backend, Block, Body, Engine, Mask, Ops, W8};
-//!
-//! /// Sets cells 1 and 9 to 3 and says whether any was zero before.
-//! struct SetTwo<'a>(&'a mut Block);
-//! impl Body for SetTwo<'_> {
-//!     type Output = bool;
-//!     fn run<B: Backend>(self, backend: B) -> bool {
-//!         let ops = Ops::<W8, B>::new(backend);
-//!         let mask = 0u64.with(1).with(9);
-//!         let was_zero = ops.any_zero(self.0, mask);
-//!         ops.assign(self.0, mask, 3);
-//!         was_zero
-//!     }
-//! }
-//!
-//! let mut block = Block::ZERO;
-//! assert!(Engine::best().run(SetTwo(&mut block)));
-//! assert!(!Engine::scalar().run(SetTwo(&mut block)));
-//! assert_eq!(block.0[9], 3);
-//! ```
+//! Dispatch once per operation, not once per kernel call: [`Engine`].
 
 use crate::arch::timers::{AgeCount, TimerClock};
 use crate::dispatch::{Isa, MinCount};
@@ -47,7 +10,7 @@ mod token {
 }
 
 /// One implementation of the kernels, as a zero-sized value that proves
-/// the CPU runs it (see the [module docs](self)). Its methods are the
+/// the CPU runs it (see [`Engine`]). Its methods are the
 /// kernels of [`crate::Kernels`], generic over the cell width, and inline
 /// into the caller.
 pub trait Backend: Copy + Send + Sync + token::Sealed {
@@ -248,6 +211,43 @@ pub trait Body {
 }
 
 /// A checked choice of kernel implementation: an [`Isa`] this CPU runs.
+///
+/// A filter's hot loop is written once, generic over a [`Backend`], as a
+/// [`Body`]; [`Engine::run`] picks the instruction set with one predicted
+/// branch and runs the body inside a function compiled for it
+/// (`#[target_feature]`), where every kernel call inlines: an item costs no
+/// indirect call and no feature test. A per-item operation is a batch of
+/// one. This is memchr's and simdutf8's pattern (one generic algorithm,
+/// stamped per ISA), with the kernels of [`crate::arch`] as the building
+/// blocks.
+///
+/// **Soundness.** A backend value is a proof that the CPU runs its
+/// instructions: its field is private, and the only place that makes one is
+/// [`Engine::run`], whose `Engine` was built from an
+/// [`Isa::is_available`] check. So safe code cannot run a kernel the CPU
+/// lacks, whatever it does with the backend value it is handed.
+///
+/// ```
+/// use streambloom_kernels::{Backend, Block, Body, Engine, Mask, Ops, W8};
+///
+/// /// Sets cells 1 and 9 to 3 and says whether any was zero before.
+/// struct SetTwo<'a>(&'a mut Block);
+/// impl Body for SetTwo<'_> {
+///     type Output = bool;
+///     fn run<B: Backend>(self, backend: B) -> bool {
+///         let ops = Ops::<W8, B>::new(backend);
+///         let mask = 0u64.with(1).with(9);
+///         let was_zero = ops.any_zero(self.0, mask);
+///         ops.assign(self.0, mask, 3);
+///         was_zero
+///     }
+/// }
+///
+/// let mut block = Block::ZERO;
+/// assert!(Engine::best().run(SetTwo(&mut block)));
+/// assert!(!Engine::scalar().run(SetTwo(&mut block)));
+/// assert_eq!(block.0[9], 3);
+/// ```
 ///
 /// ```
 /// use streambloom_kernels::{Engine, Isa};
