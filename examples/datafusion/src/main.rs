@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use streambloom::analysis::spectral::layout_error;
 use streambloom::format::Encode;
-use streambloom::{Layout, W32};
+use streambloom::W32;
 use streambloom_datafusion::{Bloom, Config, Counts, dataset, register};
 
 struct Args {
@@ -213,7 +213,7 @@ async fn main() -> Result<()> {
     let counts = Counts::from_bytes(&bytes(&states[0][1]))
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
     let blocks = counts.blocks().len();
-    let predicted_over = layout_error::<W32>(Layout::TwoBlocks, distinct, blocks, counts.k());
+    let predicted_over = layout_error::<W32>(counts.params().layout, distinct, blocks, counts.k());
     let probes_n = 100_000f64;
     let fp_rate = float(&fp[0]);
     println!(
