@@ -28,6 +28,7 @@
 //! `stable_contains(filter, key)`, `spectral_estimate(filter, key)` and
 //! `spectral_at_least(filter, key, t)` (either Spectral policy's value; a
 //! null `t` answers null, `t <= 0` true).
+#![forbid(unsafe_code)]
 
 pub mod dataset;
 

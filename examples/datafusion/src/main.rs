@@ -9,6 +9,7 @@
 //! ```text
 //! cargo run --release -- [--pages N] [--files N] [--partitions N] [--repeat N]
 //! ```
+#![forbid(unsafe_code)]
 
 use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
