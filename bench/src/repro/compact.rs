@@ -18,10 +18,13 @@
 //! counter once, in order) per lookup; the median of several runs at small
 //! `N` (at least 10^6 counters in all, at most `--reps` runs).
 //!
-//! **Against fixed width and a hash table** (Fig. 12), interleaved: the
+//! **Against fixed width and a hash table** (Fig. 12), for `N` up to 10^6,
+//! interleaved: the
 //! structures take turns (A, B, C, A, B, C, …, `--reps` turns each), each
 //! turn `--ops` operations at random indices from a fixed-seed generator
-//! (the same indices for all), medians reported. Two levels:
+//! (fresh indices each round, the same for the three), medians reported.
+//! Turns are short (4 096 operations by default), so that on a loaded
+//! machine a preempted turn is an outlier the median drops. Two levels:
 //!
 //! - counters: `StringArray` against `Vec<u32>` and `HashMap<u64, u32>`
 //!   holding the same `N` values (average 10): `get`, and `add(i, 1)`;
@@ -63,16 +66,18 @@ use crate::stats::median;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The largest N as a power of ten, 3 to 7: 6 (10^6 counters) by
-    /// default; 7 adds 10^7 (about a minute more, 1.5 GB less than free)
+    /// default; 7 adds 10^7 to the storage and time-per-action sections
+    /// (10^8 increments: minutes)
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(3..=7))]
     pub max_exp: u32,
     /// Timed turns per structure (interleaved; medians reported)
-    #[arg(long, default_value_t = 9)]
+    #[arg(long, default_value_t = 31)]
     pub reps: usize,
-    /// Operations per timed turn
-    #[arg(long, default_value_t = 1 << 16)]
+    /// Operations per timed turn (short turns: on a loaded machine a
+    /// preempted turn is an outlier the median drops)
+    #[arg(long, default_value_t = 4096)]
     pub ops: usize,
-    /// A smoke run: N = 10^3 and 10^4, 3 turns of 2 048 operations
+    /// A smoke run: N = 10^3 and 10^4, 3 turns of 512 operations
     #[arg(long)]
     pub quick: bool,
     /// Core to pin the thread to (default: the last one)
@@ -88,7 +93,7 @@ counter store (the string-array index of §4): for N = 10^3 to 10^6 counters
 array, empty and at an average frequency of 10 (10·N increments at uniformly
 random positions, as the report), beside fixed 8, 16 and 32-bit counters;
 the time per action of building (new, increments, from_values) and of
-lookups; then lookup and increment ns/op against Vec<u32> and
+lookups; then, up to 10^6, lookup and increment ns/op against Vec<u32> and
 HashMap<u64, u32> counters, and a k = 5 Spectral filter on the compact store
 against the same filter on Blocked<W32> counters and a HashMap counting the
 items (the report's Fig. 12: about 2x slower than a hash table), interleaved
@@ -108,6 +113,9 @@ const FREQUENCY: usize = 10;
 const K: u32 = 5;
 /// Counter width: saturating at `2^32 − 1`, as `u32`.
 const MAX_BITS: u32 = 32;
+/// The largest `N` of the interleaved comparison (at 10^7 its filters'
+/// 10^8 insertions alone take minutes).
+const MAX_COMPARED: usize = 1_000_000;
 /// The time-per-action runs cover at least this many counters in all.
 const BUILD_COUNTERS: usize = 1_000_000;
 
@@ -446,7 +454,7 @@ fn plan(args: &Args) -> (Vec<usize>, usize, usize) {
     };
     let sizes = (3..=top).map(|e| 10usize.pow(e)).collect();
     if args.quick {
-        (sizes, 3, 2048)
+        (sizes, 3, 512)
     } else {
         (sizes, args.reps.max(1), args.ops.max(1))
     }
@@ -463,7 +471,7 @@ fn report(args: &Args, out: &Output, core: Option<usize>) -> Result<CompactRepor
         bar.inc(1);
     }
     let mut speed = Vec::new();
-    for &n in &sizes {
+    for &n in sizes.iter().filter(|&&n| n <= MAX_COMPARED) {
         bar.set_message(format!("interleaved timing, N = {n}"));
         speed.push(compare(n, reps, ops)?);
         bar.inc(1);
@@ -661,24 +669,28 @@ fn increments<T: Timed>(s: &mut T, idx: &[u64]) -> f64 {
     ns
 }
 
-/// Median ns/op of lookups and of increments of `a`, `b` and `c` over
-/// `idx`, in `reps` interleaved turns.
+/// Median ns/op of lookups and of increments of `a`, `b` and `c` at
+/// `ops` random indices below `n` (fresh ones each turn, the same for the
+/// three), in `reps` interleaved turns.
 fn interleave<A: Timed, B: Timed, C: Timed>(
-    a: &mut A,
-    b: &mut B,
-    c: &mut C,
-    idx: &[u64],
+    (a, b, c): (&mut A, &mut B, &mut C),
+    n: usize,
+    ops: usize,
     reps: usize,
 ) -> (Three, Three) {
+    let mut rng = Rng::new(OPS_SEED);
+    let mut idx = vec![0u64; ops];
     let mut look = [vec![], vec![], vec![]];
     let mut inc = [vec![], vec![], vec![]];
     for _ in 0..reps {
-        look[0].push(lookups(a, idx));
-        look[1].push(lookups(b, idx));
-        look[2].push(lookups(c, idx));
-        inc[0].push(increments(a, idx));
-        inc[1].push(increments(b, idx));
-        inc[2].push(increments(c, idx));
+        idx.fill_with(|| rng.below(n as u64));
+        look[0].push(lookups(a, &idx));
+        look[1].push(lookups(b, &idx));
+        look[2].push(lookups(c, &idx));
+        idx.fill_with(|| rng.below(n as u64));
+        inc[0].push(increments(a, &idx));
+        inc[1].push(increments(b, &idx));
+        inc[2].push(increments(c, &idx));
     }
     let three = |[x, y, z]: [Vec<f64>; 3]| Three {
         compact: median(x).unwrap_or(f64::NAN),
@@ -691,13 +703,11 @@ fn interleave<A: Timed, B: Timed, C: Timed>(
 /// The interleaved comparison at `n` counters.
 fn compare(n: usize, reps: usize, ops: usize) -> Result<Speed, String> {
     let err = |e: streambloom::Error| e.to_string();
-    // The 10·N insertions, drawn again for each use (10^8 at N = 10^7).
+    // The 10·N insertions, drawn again for each use.
     let fill = || {
         let mut rng = Rng::new(FILL_SEED);
         (0..FREQUENCY * n).map(move |_| rng.below(n as u64))
     };
-    let mut rng = Rng::new(OPS_SEED);
-    let idx: Vec<u64> = (0..ops).map(|_| rng.below(n as u64)).collect();
 
     // Counters: the same N values (average 10) in each structure.
     let mut vec = vec![0u32; n];
@@ -707,7 +717,7 @@ fn compare(n: usize, reps: usize, ops: usize) -> Result<Speed, String> {
     let mut array = StringArray::from_values(&vec, MAX_BITS).map_err(err)?;
     let mut map: HashMap<u64, u32> = (0..n as u64).map(|i| (i, vec[i as usize])).collect();
     let (counter_lookup, counter_increment) =
-        interleave(&mut array, &mut vec, &mut map, &idx, reps);
+        interleave((&mut array, &mut vec, &mut map), n, ops, reps);
     drop((array, vec, map));
 
     // Filters: k = 5 over m = N counters, and a map of the items, after
@@ -724,7 +734,7 @@ fn compare(n: usize, reps: usize, ops: usize) -> Result<Speed, String> {
         items.increment(x);
     }
     let (filter_estimate, filter_insert) =
-        interleave(&mut compact, &mut blocked, &mut items, &idx, reps);
+        interleave((&mut compact, &mut blocked, &mut items), n, ops, reps);
     let differing_estimates = (0..2 * n as u64)
         .filter(|x| compact.estimate(x) != blocked.estimate(x))
         .count();
@@ -861,6 +871,6 @@ mod tests {
         };
         assert_eq!(plan(&args(6, false)).0, [1_000, 10_000, 100_000, 1_000_000]);
         assert_eq!(plan(&args(7, false)).0.last(), Some(&10_000_000));
-        assert_eq!(plan(&args(7, true)), (vec![1_000, 10_000], 3, 2048));
+        assert_eq!(plan(&args(7, true)), (vec![1_000, 10_000], 3, 512));
     }
 }
