@@ -932,21 +932,23 @@ fn apbf_point(
     };
     let params = apbf_params(stream, best.k, best.l, stream.window * bpi)
         .ok_or("the best APBF trial has no parameters")?;
-    let mut rounds = [[0.0; TIMING_ROUNDS]; 3];
+    let mut rounds = [[0.0; 3]; TIMING_ROUNDS];
     bar.inc_length(3 * TIMING_ROUNDS as u64);
-    for r in 0..TIMING_ROUNDS {
-        rounds[0][r] = time_timing(stream, compared.standard.k, bpi, false)?;
-        rounds[1][r] = time_timing(stream, compared.inferential.k, bpi, true)?;
-        rounds[2][r] = time_apbf(stream, params)?;
+    for round in &mut rounds {
+        *round = [
+            time_timing(stream, compared.standard.k, bpi, false)?,
+            time_timing(stream, compared.inferential.k, bpi, true)?,
+            time_apbf(stream, params)?,
+        ];
         bar.inc(3);
     }
     Ok(Some(ApbfPoint {
         best,
         trials,
         ns: StepTimes {
-            standard: median(rounds[0]),
-            inferential: median(rounds[1]),
-            apbf: median(rounds[2]),
+            standard: median(rounds.map(|r| r[0])),
+            inferential: median(rounds.map(|r| r[1])),
+            apbf: median(rounds.map(|r| r[2])),
         },
     }))
 }
