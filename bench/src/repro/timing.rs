@@ -29,6 +29,17 @@
 //! step. Timers live in the narrowest cell that holds `bpt` bits (8, 16 or
 //! 32), as a user would store them; the posterior is the layout's own.
 //!
+//! **The Age-Partitioned Bloom filter beside it** (issue 11): at each
+//! point, an [`Apbf`] in the same `w·bpi` bits (`k + l` slices of whole
+//! blocks) on the same stream and penalties, `g = ⌈w/l⌉` so `l·g >= w`
+//! (no false negative in the window), `k` and `l` by measured total
+//! penalty (steepest descent from the pair of least predicted steady
+//! rate). Each filter's answers are split by the item's age: false
+//! negatives (`I_x < w`), stale positives (`w <= I_x < 2w`) and false
+//! positives (older or new); the three filters (standard and inferential
+//! queries at their `k`, the APBF) are timed per step in interleaved
+//! rounds; the report says at which points each has the lower penalty.
+//!
 //! `--scale S` divides the warm-up and the steps by `S` (default 4:
 //! 2^18 and 2^20). `--scale 1` is the paper's: 952 trials of 5.2 M steps,
 //! about 5·10^9 steps at 150–200 ns, 15–20 CPU minutes (an estimate from
@@ -82,7 +93,14 @@ with penalties drawn from U[1, 10), score it and insert it. Each filter takes
 its own k in 1..=30 with the least total penalty. Prints the penalty ratio
 standard/inferential and the Posterior Error (eq. 28) beside the paper's
 figures, on the paper's unblocked layout; then what the one-block and
-two-block layouts change at the same k (Posterior Error, ratio, ns per step).";
+two-block layouts change at the same k (Posterior Error, ratio, ns per step).
+Then the Age-Partitioned Bloom filter beside the unblocked filters in the
+same w·bpi bits on the same streams: g = ⌈w/l⌉ (no false negative in the
+window), k and l by measured penalty; for each filter the false-negative
+rate (I_x < w), the stale-positive rate (w <= I_x < 2w), the
+false-positive rate (older or never inserted), the total penalty and its
+ratio to the inferential filter's, and ns per query-then-insert step timed
+in interleaved rounds; then where each filter wins.";
 
 /// The `k` the paper sweeps (line 523).
 const KS: std::ops::RangeInclusive<u32> = 1..=30;
