@@ -698,7 +698,8 @@ impl TimingReport {
                 BTBF also answers absent where its posterior makes the item more likely \
                 outside the window than the penalties justify, trading false negatives for \
                 fewer positives; the standard query has no false negative and pays for its \
-                block's granularity (B) and its collisions.\n";
+                block's granularity (B) and its collisions. An APBF query of an absent item \
+                probes up to k + l slices, a cache line each: a long ring costs time.\n";
         out
     }
 }
