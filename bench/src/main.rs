@@ -4,6 +4,7 @@
 //! ```text
 //! streambloom-bench latency [--quick] [--sizes 16K,1M,64M] [--target stable] [--isa avx2] ...
 //! streambloom-bench repro spectral [--layout both] [--width 16]
+//! streambloom-bench repro compact [--max-exp 7]
 //! streambloom-bench accuracy [--quick]
 //! streambloom-bench scale [--quick] [--threads 2] [--memory 64M] [--filter stable]
 //! ```
@@ -121,6 +122,7 @@ mod tests {
             "streambloom-bench latency -h",
             "streambloom-bench repro --help",
             "streambloom-bench repro spectral --help",
+            "streambloom-bench repro compact --help",
             "streambloom-bench help repro",
             "streambloom-bench accuracy --help",
             "streambloom-bench scale --help",

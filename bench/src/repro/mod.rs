@@ -5,6 +5,7 @@
 //! report implementing [`crate::output::Report`]) and a variant of
 //! [`Paper`].
 
+pub mod compact;
 pub mod importance;
 pub mod reservoir;
 pub mod spectral;
@@ -34,6 +35,11 @@ pub enum Paper {
     /// same memory
     #[command(long_about = timing::LONG_ABOUT)]
     Timing(timing::Args),
+    /// Spectral Bloom filters' compact counters (the string-array index):
+    /// §6.4, storage, time per action, against fixed-width counters and a
+    /// hash table
+    #[command(long_about = compact::LONG_ABOUT)]
+    Compact(compact::Args),
 }
 
 /// Runs the experiments of `paper` and prints the report.
@@ -43,5 +49,6 @@ pub fn run(paper: &Paper, out: &Output) -> Result<(), String> {
         Paper::Importance(args) => importance::run(args, out),
         Paper::Reservoir(args) => reservoir::run(args, out),
         Paper::Timing(args) => timing::run(args, out),
+        Paper::Compact(args) => compact::run(args, out),
     }
 }

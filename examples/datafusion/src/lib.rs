@@ -28,6 +28,7 @@
 //! `stable_contains(filter, key)`, `spectral_estimate(filter, key)` and
 //! `spectral_at_least(filter, key, t)` (either Spectral policy's value; a
 //! null `t` answers null, `t <= 0` true).
+#![forbid(unsafe_code)]
 
 pub mod dataset;
 
@@ -339,24 +340,54 @@ fn query<F, T>(
     collect: impl Fn(Vec<Option<T>>) -> ArrayRef,
 ) -> Result<ColumnarValue> {
     let rows = rows(args);
-    let filters = args[0].clone().into_array(rows)?;
-    let filters: &BinaryArray = filters.as_binary();
     let keys = keys(&args[1].clone().into_array(rows)?)?;
-    // A filter column is usually one value repeated: decode each distinct
-    // value once.
-    let mut cached: Option<(&[u8], F)> = None;
     let mut out = Vec::with_capacity(rows);
-    for row in 0..rows {
-        if filters.is_null(row) || keys.is_null(row) {
-            out.push(None);
-            continue;
+    match &args[0] {
+        // A filter given once (a literal, a parameter): decoded once, and
+        // never repeated per row (a large filter repeated over many rows
+        // would overflow a binary column's 32-bit offsets).
+        ColumnarValue::Scalar(filter) => {
+            let filter = match filter {
+                ScalarValue::Binary(b)
+                | ScalarValue::LargeBinary(b)
+                | ScalarValue::BinaryView(b) => b,
+                other => {
+                    return Err(DataFusionError::Execution(format!(
+                        "a filter is binary, not {}",
+                        other.data_type()
+                    )));
+                }
+            };
+            let filter = filter
+                .as_deref()
+                .map(&read)
+                .transpose()
+                .map_err(lib_error)?;
+            for row in 0..rows {
+                out.push(match &filter {
+                    Some(f) if !keys.is_null(row) => answer(f, keys.value(row), row),
+                    _ => None,
+                });
+            }
         }
-        let bytes = filters.value(row);
-        if cached.as_ref().is_none_or(|(b, _)| *b != bytes) {
-            cached = Some((bytes, read(bytes).map_err(lib_error)?));
+        ColumnarValue::Array(filters) => {
+            let filters: &BinaryArray = filters.as_binary();
+            // A filter column is usually one value repeated: decode each
+            // run of equal values once.
+            let mut cached: Option<(&[u8], F)> = None;
+            for row in 0..rows {
+                if filters.is_null(row) || keys.is_null(row) {
+                    out.push(None);
+                    continue;
+                }
+                let bytes = filters.value(row);
+                if cached.as_ref().is_none_or(|(b, _)| *b != bytes) {
+                    cached = Some((bytes, read(bytes).map_err(lib_error)?));
+                }
+                let (_, filter) = cached.as_ref().expect("set above");
+                out.push(answer(filter, keys.value(row), row));
+            }
         }
-        let (_, filter) = cached.as_ref().expect("set above");
-        out.push(answer(filter, keys.value(row), row));
     }
     Ok(ColumnarValue::Array(collect(out)))
 }

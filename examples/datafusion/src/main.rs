@@ -7,19 +7,21 @@
 //! single-partition ones, and the time per partition count.
 //!
 //! ```text
-//! cargo run --release -- [--pages N] [--files N] [--partitions N] [--repeat N]
+//! cargo run --release -- [--pages N (default: all)] [--files N (8)] [--partitions N (cores)] [--repeat N (7)]
 //! ```
+#![forbid(unsafe_code)]
 
 use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
-use datafusion::prelude::{CsvReadOptions, SessionConfig, SessionContext};
+use datafusion::execution::FunctionRegistry;
+use datafusion::prelude::{CsvReadOptions, SessionConfig, SessionContext, col, lit};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
+use streambloom::W32;
 use streambloom::analysis::spectral::layout_error;
 use streambloom::format::Encode;
-use streambloom::{Layout, W32};
 use streambloom_datafusion::{Bloom, Config, Counts, dataset, register};
 
 struct Args {
@@ -32,10 +34,10 @@ struct Args {
 fn args() -> Result<Args> {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut a = Args {
-        pages: 20_000,
+        pages: usize::MAX,
         files: 8,
         partitions: cores,
-        repeat: 5,
+        repeat: 7,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -184,36 +186,57 @@ async fn main() -> Result<()> {
         );
     }
 
-    // Accuracy, through the scalar functions, on the last context.
+    // Accuracy, through the scalar functions, on the last context. The
+    // filters built above are passed to the queries as literals, as a
+    // user passes a filter shipped from elsewhere: one value, decoded once
+    // (joined to every row instead, a large filter would be copied into
+    // every row of the join's output).
     let ctx = contexts.last().expect("at least one partition");
+    let (bloom_bytes, counts_bytes) = (bytes(&states[0][0]), bytes(&states[0][1]));
     let probes: Vec<String> = (0..100_000).map(|i| format!("absent/{i}.html")).collect();
     let probes = RecordBatch::try_new(
         Arc::new(Schema::new(vec![Field::new("key", DataType::Utf8, false)])),
         vec![Arc::new(StringArray::from(probes))],
     )?;
     ctx.register_batch("probes", probes)?;
+    let hits = ctx.table("probes").await?.select(vec![
+        ctx.udf("bloom_contains")?
+            .call(vec![lit(bloom_bytes.clone()), col("key")])
+            .alias("hit"),
+    ])?;
+    ctx.register_table("hits", hits.into_view())?;
     let fp = row(
         ctx,
-        "WITH f AS (SELECT bloom_agg(href) AS b FROM hrefs) \
-         SELECT AVG(CASE WHEN bloom_contains(f.b, p.key) THEN 1.0 ELSE 0.0 END) FROM probes p CROSS JOIN f",
+        "SELECT AVG(CASE WHEN hit THEN 1.0 ELSE 0.0 END) FROM hits",
     )
     .await?;
+    let truth = ctx
+        .sql("SELECT href, COUNT(*) AS n FROM hrefs GROUP BY href")
+        .await?;
+    let estimates = truth.select(vec![
+        col("n"),
+        ctx.udf("spectral_estimate")?
+            .call(vec![lit(counts_bytes.clone()), col("href")])
+            .alias("estimate"),
+        ctx.udf("spectral_at_least")?
+            .call(vec![lit(counts_bytes.clone()), col("href"), col("n")])
+            .alias("at_least"),
+    ])?;
+    ctx.register_table("estimates", estimates.into_view())?;
     let over = row(
         ctx,
-        "WITH c AS (SELECT spectral_agg(href) AS s FROM hrefs), \
-              t AS (SELECT href, COUNT(*) AS n FROM hrefs GROUP BY href) \
-         SELECT AVG(CASE WHEN spectral_estimate(c.s, t.href) > t.n THEN 1.0 ELSE 0.0 END), \
-                SUM(CASE WHEN spectral_estimate(c.s, t.href) < t.n THEN 1 ELSE 0 END), \
-                AVG(CASE WHEN spectral_at_least(c.s, t.href, t.n) THEN 1.0 ELSE 0.0 END) \
-         FROM t CROSS JOIN c",
+        "SELECT AVG(CASE WHEN estimate > n THEN 1.0 ELSE 0.0 END), \
+                SUM(CASE WHEN estimate < n THEN 1 ELSE 0 END), \
+                AVG(CASE WHEN at_least THEN 1.0 ELSE 0.0 END) \
+         FROM estimates",
     )
     .await?;
-    let bloom = Bloom::from_bytes(&bytes(&states[0][0]))
-        .map_err(|e| DataFusionError::External(Box::new(e)))?;
-    let counts = Counts::from_bytes(&bytes(&states[0][1]))
-        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let bloom =
+        Bloom::from_bytes(&bloom_bytes).map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let counts =
+        Counts::from_bytes(&counts_bytes).map_err(|e| DataFusionError::External(Box::new(e)))?;
     let blocks = counts.blocks().len();
-    let predicted_over = layout_error::<W32>(Layout::TwoBlocks, distinct, blocks, counts.k());
+    let predicted_over = layout_error::<W32>(counts.params().layout, distinct, blocks, counts.k());
     let probes_n = 100_000f64;
     let fp_rate = float(&fp[0]);
     println!(

@@ -53,6 +53,7 @@
 //! at boot and passes them to [`take_filters`]; this example, whose board
 //! (QEMU's `mps2-an386`) has none, passes fixed ones.
 #![no_std]
+#![forbid(unsafe_code)]
 
 use core::hint::black_box;
 

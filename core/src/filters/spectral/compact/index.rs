@@ -156,7 +156,8 @@ pub struct StringArray {
 /// let a = StringArray::new(6400, 16)?;
 /// let f = a.footprint();
 /// assert_eq!(f.index(), f.coarse + f.level2 + f.level3 + f.offset_vectors);
-/// assert_eq!(f.level3, 6400 / 8 * 24);
+/// // A 24-bit slot per chunk of 8 counters, over 6400 / 64 + 1 groups.
+/// assert_eq!(f.level3, (6400 / 64 + 1) * 8 * 24);
 /// # Ok::<(), streambloom::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
