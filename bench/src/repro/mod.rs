@@ -30,8 +30,9 @@ pub enum Paper {
     #[command(long_about = reservoir::LONG_ABOUT)]
     Reservoir(reservoir::Args),
     /// Inferential time-decaying Bloom filters: §5 (standard against
-    /// inferential queries, penalty ratio and Posterior Error), and what
-    /// the blocked layouts change
+    /// inferential queries, penalty ratio and Posterior Error), what the
+    /// blocked layouts change, and the Age-Partitioned Bloom filter in the
+    /// same memory
     #[command(long_about = timing::LONG_ABOUT)]
     Timing(timing::Args),
     /// Spectral Bloom filters' compact counters (the string-array index):

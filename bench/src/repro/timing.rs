@@ -29,6 +29,17 @@
 //! step. Timers live in the narrowest cell that holds `bpt` bits (8, 16 or
 //! 32), as a user would store them; the posterior is the layout's own.
 //!
+//! **The Age-Partitioned Bloom filter beside it** (issue 11): at each
+//! point, an [`Apbf`] in the same `w·bpi` bits (`k + l` slices of whole
+//! blocks) on the same stream and penalties, `g = ⌈w/l⌉` so `l·g >= w`
+//! (no false negative in the window), `k` and `l` by measured total
+//! penalty (steepest descent from the pair of least predicted steady
+//! rate). Each filter's answers are split by the item's age: false
+//! negatives (`I_x < w`), stale positives (`w <= I_x < 2w`) and false
+//! positives (older or new); the three filters (standard and inferential
+//! queries at their `k`, the APBF) are timed per step in interleaved
+//! rounds; the report says at which points each has the lower penalty.
+//!
 //! `--scale S` divides the warm-up and the steps by `S` (default 4:
 //! 2^18 and 2^20). `--scale 1` is the paper's: 952 trials of 5.2 M steps,
 //! about 5·10^9 steps at 150–200 ns, 15–20 CPU minutes (an estimate from
@@ -37,16 +48,21 @@
 //! default. `--quick` is a smoke run (a sixteenth of the universe and
 //! windows, a few thousand steps, two points).
 
+use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::hash::BuildHasher;
+use std::hint::black_box;
 use std::time::Instant;
 
 use serde::Serialize;
 
+use streambloom::analysis::apbf::MAX_K;
 use streambloom::analysis::timing::{decide, Age, Distinct, PosteriorError};
+use streambloom::apbf::{Apbf, ApbfParams};
 use streambloom::hash::seeded_hasher;
 use streambloom::rng::Rng;
 use streambloom::timing::{TimingBloom, TimingLayout, TimingParams};
-use streambloom::{Width, W16, W32, W8};
+use streambloom::{Width, W1, W16, W32, W8};
 
 use crate::output::{num, Align, Output, Report, Table};
 
@@ -77,7 +93,14 @@ with penalties drawn from U[1, 10), score it and insert it. Each filter takes
 its own k in 1..=30 with the least total penalty. Prints the penalty ratio
 standard/inferential and the Posterior Error (eq. 28) beside the paper's
 figures, on the paper's unblocked layout; then what the one-block and
-two-block layouts change at the same k (Posterior Error, ratio, ns per step).";
+two-block layouts change at the same k (Posterior Error, ratio, ns per step).
+Then the Age-Partitioned Bloom filter beside the unblocked filters in the
+same w·bpi bits on the same streams: g = ⌈w/l⌉ (no false negative in the
+window), k and l by measured penalty; for each filter the false-negative
+rate (I_x < w), the stale-positive rate (w <= I_x < 2w), the
+false-positive rate (older or never inserted), the total penalty and its
+ratio to the inferential filter's, and ns per query-then-insert step timed
+in interleaved rounds; then where each filter wins.";
 
 /// The `k` the paper sweeps (line 523).
 const KS: std::ops::RangeInclusive<u32> = 1..=30;
@@ -164,6 +187,9 @@ struct Stream {
     costs: Vec<(f64, f64)>,
     /// Whether step `i`'s item was among the last `w` insertions.
     truth: Vec<bool>,
+    /// Whether step `i`'s item was last inserted `w` to `2w - 1`
+    /// insertions before (expired within a window: a positive is stale).
+    stale: Vec<bool>,
     warm: usize,
     window: u64,
     distinct: Distinct,
@@ -208,9 +234,12 @@ impl Stream {
             .collect();
         let mut last = vec![None::<usize>; u as usize];
         let mut truth = Vec::with_capacity(steps);
+        let mut stale = Vec::with_capacity(steps);
         for (t, &x) in items.iter().enumerate() {
             if t >= warm {
-                truth.push(last[x as usize].is_some_and(|s| ((t - s - 1) as u64) < window));
+                let age = last[x as usize].map(|s| (t - s - 1) as u64);
+                truth.push(age.is_some_and(|a| a < window));
+                stale.push(age.is_some_and(|a| (window..2 * window).contains(&a)));
             }
             last[x as usize] = Some(t);
         }
@@ -222,6 +251,7 @@ impl Stream {
             priors,
             costs,
             truth,
+            stale,
             warm,
             window,
             distinct,
@@ -233,6 +263,72 @@ impl Stream {
         let pos = self.truth.iter().filter(|&&t| t).count();
         pos as f64 / (self.truth.len() - pos).max(1) as f64
     }
+}
+
+/// How one filter's answers scored over a trial's steps, the queries
+/// split by the item's age `I_x` (insertions since its last one).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Outcomes {
+    /// Queries with `I_x < w` (inside the window).
+    pub inside: u64,
+    /// Of them, answered absent: false negatives.
+    pub false_negatives: u64,
+    /// Queries with `w <= I_x < 2w` (expired within one window).
+    pub stale: u64,
+    /// Of them, answered present: stale positives.
+    pub stale_positives: u64,
+    /// Queries with `I_x >= 2w` or never inserted before.
+    pub outside: u64,
+    /// Of them, answered present: false positives.
+    pub false_positives: u64,
+    /// Total penalty (§2.6): `$FP` for every positive with `I_x >= w`,
+    /// `$FN` for every negative with `I_x < w`.
+    pub penalty: f64,
+}
+
+impl Outcomes {
+    /// Scores the answer `present` to step `i` of `stream`.
+    fn add(&mut self, stream: &Stream, i: usize, present: bool) {
+        let (cost_fp, cost_fn) = stream.costs[i];
+        if stream.truth[i] {
+            self.inside += 1;
+            if !present {
+                self.false_negatives += 1;
+                self.penalty += cost_fn;
+            }
+            return;
+        }
+        if stream.stale[i] {
+            self.stale += 1;
+            self.stale_positives += u64::from(present);
+        } else {
+            self.outside += 1;
+            self.false_positives += u64::from(present);
+        }
+        if present {
+            self.penalty += cost_fp;
+        }
+    }
+
+    /// False negatives over the queries inside the window.
+    pub fn false_negative_rate(&self) -> f64 {
+        rate(self.false_negatives, self.inside)
+    }
+
+    /// Stale positives over the queries expired within one window.
+    pub fn stale_positive_rate(&self) -> f64 {
+        rate(self.stale_positives, self.stale)
+    }
+
+    /// False positives over the queries older than two windows or new.
+    pub fn false_positive_rate(&self) -> f64 {
+        rate(self.false_positives, self.outside)
+    }
+}
+
+/// `part / whole`, 0 for an empty whole.
+fn rate(part: u64, whole: u64) -> f64 {
+    part as f64 / whole.max(1) as f64
 }
 
 /// One trial's outcome.
@@ -248,16 +344,37 @@ pub struct Trial {
     pub block: u64,
     /// Padding `𝒫` by [`TimingParams::plan`].
     pub padding: u64,
-    /// Total penalty of the standard query (its false positives).
-    pub penalty_standard: f64,
-    /// Total penalty of the inferential decision.
-    pub penalty_inferential: f64,
-    /// The standard query's false negatives (must be 0).
-    pub false_negatives_standard: u64,
+    /// The standard query's answers (no false negatives: its penalty is
+    /// its positives').
+    pub standard_answers: Outcomes,
+    /// The inferential decisions.
+    pub inferential_answers: Outcomes,
     /// Posterior Error (eq. 28).
     pub posterior_error: f64,
     /// Wall time per step (query, posterior, decision, scoring, insert).
     pub ns_per_step: f64,
+}
+
+/// A trial's filter: `m = ⌊w·bpi/bpt⌋` timers of `bpt = max(k, 3)` bits
+/// in cells of width `W`, planned for `layout`, after the stream's warm-up;
+/// `None` for a `k` the layout cannot hold (more than a block's cells).
+fn warmed<W: Width>(
+    stream: &Stream,
+    k: u32,
+    bpi: u64,
+    layout: TimingLayout,
+) -> Result<Option<TimingBloom<W>>, String> {
+    let bpt = k.max(3);
+    let m = ((stream.window * bpi / u64::from(bpt)) as usize).max(1);
+    let Ok(params) = TimingParams::plan::<W>(m, k, stream.window, bpt, layout) else {
+        return Ok(None);
+    };
+    let mut f = TimingBloom::<W>::new(params, HASH_SEED).map_err(|e| e.to_string())?;
+    f.set_stream(stream.distinct);
+    for &x in &stream.items[..stream.warm] {
+        f.insert_hash(stream.hashes[x as usize]);
+    }
+    Ok(Some(f))
 }
 
 /// Runs one trial on `stream` with `m` timers of width `W`.
@@ -267,54 +384,39 @@ fn trial_in<W: Width>(
     bpi: u64,
     layout: TimingLayout,
 ) -> Result<Option<Trial>, String> {
-    let bpt = k.max(3);
-    let m = ((stream.window * bpi / u64::from(bpt)) as usize).max(1);
-    // A k the layout cannot hold (more than a block's cells) is no trial.
-    let Ok(params) = TimingParams::plan::<W>(m, k, stream.window, bpt, layout) else {
+    let Some(mut f) = warmed::<W>(stream, k, bpi, layout)? else {
         return Ok(None);
     };
-    let mut f = TimingBloom::<W>::new(params, HASH_SEED).map_err(|e| e.to_string())?;
-    f.set_stream(stream.distinct);
-    for &x in &stream.items[..stream.warm] {
-        f.insert_hash(stream.hashes[x as usize]);
-    }
-    let (mut ps, mut pi, mut fns, mut pe) = (0.0, 0.0, 0u64, PosteriorError::default());
+    let params = *f.params();
+    let mut standard_answers = Outcomes::default();
+    let mut inferential_answers = Outcomes::default();
+    let mut pe = PosteriorError::default();
     let start = Instant::now();
     for (i, &x) in stream.items[stream.warm..].iter().enumerate() {
         let h = stream.hashes[x as usize];
         let (cost_fp, cost_fn) = stream.costs[i];
-        let truth = stream.truth[i];
         let e = f.evidence_hash(h);
-        let standard = e.age != Age::Expired;
         let p = f
             .posterior_of(&e, stream.priors[x as usize])
             .map_err(|e| e.to_string())?;
-        pe.add(p, truth);
-        match (standard, truth) {
-            (true, false) => ps += cost_fp,
-            (false, true) => fns += 1,
-            _ => {}
-        }
-        match (
+        pe.add(p, stream.truth[i]);
+        standard_answers.add(stream, i, e.age != Age::Expired);
+        inferential_answers.add(
+            stream,
+            i,
             decide(p, cost_fp, cost_fn).map_err(|e| e.to_string())?,
-            truth,
-        ) {
-            (true, false) => pi += cost_fp,
-            (false, true) => pi += cost_fn,
-            _ => {}
-        }
+        );
         f.insert_hash(h);
     }
     let ns = start.elapsed().as_nanos() as f64 / stream.costs.len().max(1) as f64;
     Ok(Some(Trial {
         k,
-        bits_per_timer: bpt,
+        bits_per_timer: params.bits_per_timer,
         cells: f.cells(),
         block: params.block,
         padding: params.padding,
-        penalty_standard: ps,
-        penalty_inferential: pi,
-        false_negatives_standard: fns,
+        standard_answers,
+        inferential_answers,
         posterior_error: pe.value(),
         ns_per_step: ns,
     }))
@@ -342,7 +444,7 @@ pub struct Compared {
 impl Compared {
     /// Penalty standard/inferential (above 1: inference costs less).
     pub fn ratio(&self) -> f64 {
-        self.standard.penalty_standard / self.inferential.penalty_inferential
+        self.standard.standard_answers.penalty / self.inferential.inferential_answers.penalty
     }
 }
 
@@ -359,6 +461,9 @@ pub struct Point {
     pub two_blocks: Option<Compared>,
     /// The standard query's false negatives over every trial of the point.
     pub false_negatives_standard: u64,
+    /// The Age-Partitioned Bloom filter in the same memory, beside the
+    /// unblocked filters (none where two slices of a block do not fit).
+    pub apbf: Option<ApbfPoint>,
 }
 
 /// One stream's results.
@@ -434,8 +539,8 @@ impl Report for TimingReport {
                     u.standard.k.to_string(),
                     u.inferential.k.to_string(),
                     u.inferential.block.to_string(),
-                    num(Some(u.standard.penalty_standard), 0),
-                    num(Some(u.inferential.penalty_inferential), 0),
+                    num(Some(u.standard.standard_answers.penalty), 0),
+                    num(Some(u.inferential.inferential_answers.penalty), 0),
                     num(Some(u.ratio()), 2),
                     num(Some(u.inferential.posterior_error), 4),
                     p.false_negatives_standard.to_string(),
@@ -470,8 +575,401 @@ impl Report for TimingReport {
             }
             out += &t.render();
         }
+        out + &self.apbf_section()
+    }
+}
+
+impl TimingReport {
+    /// The APBF beside the unblocked timing filters, then who wins where.
+    fn apbf_section(&self) -> String {
+        let mut out = format!(
+            "\nAge-Partitioned Bloom filter beside the timing filter (unblocked, as above), \
+             each in at most w·bpi bits, on the same streams and penalties. APBF: g = ⌈w/l⌉ \
+             (l·g >= w: no false negative in the window), k + l slices of \
+             ⌊w·bpi/(k+l)/512⌋ blocks; k in 1..={MAX_K} and l chosen by measured penalty \
+             (steepest descent over k±1, l±1, k and l halved and doubled, from the k, l \
+             of least predicted steady rate, l <= {APBF_START_MAX_L}). By the item's age \
+             I_x (insertions since its last): FN = absent when I_x < w; stale = present \
+             when w <= I_x < 2w; FP = present when I_x >= 2w or never inserted. Penalty: \
+             $FP per positive with I_x >= w, $FN per negative with I_x < w; × inf = over \
+             the inferential filter's. ns/step: query then insert, the median of \
+             {TIMING_ROUNDS} rounds that time the three in turn.\n"
+        );
+        let mut verdicts = Vec::new();
+        for s in &self.streams {
+            out += &format!(
+                "\n{} [{}], U = {}, w = {}:\n",
+                s.name, s.condition, s.universe, s.window
+            );
+            let mut t = Table::new(&[
+                ("bpi", Align::Right),
+                ("filter", Align::Left),
+                ("parameters", Align::Left),
+                ("KiB", Align::Right),
+                ("FP", Align::Right),
+                ("stale", Align::Right),
+                ("FN", Align::Right),
+                ("penalty", Align::Right),
+                ("× inf", Align::Right),
+                ("ns/step", Align::Right),
+            ]);
+            let (mut apbf_wins, mut inferential_wins, mut ties) =
+                (Vec::new(), Vec::new(), Vec::new());
+            let mut faster = 0;
+            for p in &s.points {
+                let u = &p.unblocked;
+                let base = u.inferential.inferential_answers.penalty;
+                let ns = p.apbf.map(|a| a.ns);
+                let row =
+                    |name: &str, params: String, bits: usize, a: &Outcomes, ns: Option<f64>| {
+                        vec![
+                            p.bpi.to_string(),
+                            name.to_owned(),
+                            params,
+                            num(Some(bits as f64 / 8192.0), 2),
+                            rate_text(a.false_positive_rate()),
+                            rate_text(a.stale_positive_rate()),
+                            rate_text(a.false_negative_rate()),
+                            num(Some(a.penalty), 0),
+                            num(Some(a.penalty / base), 2),
+                            num(ns, 0),
+                        ]
+                    };
+                let timing_params = |t: &Trial| format!("k {}, B {}", t.k, t.block);
+                let timing_bits = |t: &Trial| t.cells * t.bits_per_timer as usize;
+                t.row(row(
+                    "BTBF standard",
+                    timing_params(&u.standard),
+                    timing_bits(&u.standard),
+                    &u.standard.standard_answers,
+                    ns.map(|n| n.standard),
+                ));
+                t.row(row(
+                    "BTBF inferential",
+                    timing_params(&u.inferential),
+                    timing_bits(&u.inferential),
+                    &u.inferential.inferential_answers,
+                    ns.map(|n| n.inferential),
+                ));
+                match &p.apbf {
+                    Some(a) => {
+                        t.row(row(
+                            "APBF",
+                            format!(
+                                "k {}, l {}, g {} ({} trials)",
+                                a.best.k, a.best.l, a.best.g, a.trials
+                            ),
+                            a.best.bits,
+                            &a.best.answers,
+                            Some(a.ns.apbf),
+                        ));
+                        match a.best.answers.penalty.total_cmp(&base) {
+                            Ordering::Less => apbf_wins.push(p.bpi),
+                            Ordering::Greater => inferential_wins.push(p.bpi),
+                            Ordering::Equal => ties.push(p.bpi),
+                        }
+                        faster += usize::from(a.ns.apbf < a.ns.inferential);
+                    }
+                    None => t.row(vec![
+                        p.bpi.to_string(),
+                        "APBF".to_owned(),
+                        "does not fit (two slices need 1024 bits)".to_owned(),
+                    ]),
+                }
+            }
+            out += &t.render();
+            let timed = apbf_wins.len() + inferential_wins.len() + ties.len();
+            verdicts.push(format!(
+                "  {} [{}]: APBF's penalty lower at bpi {}; the inferential BTBF's lower at \
+                 bpi {}; equal at bpi {}; APBF's step faster than the inferential one at \
+                 {faster} of {timed} points",
+                s.name,
+                s.condition,
+                list(&apbf_wins),
+                list(&inferential_wins),
+                list(&ties),
+            ));
+        }
+        out += "\nWho wins (total penalty, lower wins; the same streams and memory):\n";
+        out += &verdicts.join("\n");
+        out += "\nThe APBF finds every item of the last l·g >= w insertions, so it has no \
+                false negative and pays only for positives: stale ones (an item stays up to \
+                (l+1)·g insertions) and false ones (runs of k set bits). The inferential \
+                BTBF also answers absent where its posterior makes the item more likely \
+                outside the window than the penalties justify, trading false negatives for \
+                fewer positives; the standard query has no false negative and pays for its \
+                block's granularity (B) and its collisions. An APBF query of an absent item \
+                probes up to k + l slices, a cache line each: a long ring costs time.\n";
         out
     }
+}
+
+/// A rate, in scientific notation below 0.001.
+fn rate_text(x: f64) -> String {
+    if x == 0.0 {
+        "0".to_owned()
+    } else if x < 1e-3 {
+        format!("{x:.1e}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// `xs` comma-separated, or "none".
+fn list(xs: &[u64]) -> String {
+    if xs.is_empty() {
+        return "none".to_owned();
+    }
+    xs.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// The APBF's `k` range: the filter's own.
+const APBF_KS: std::ops::RangeInclusive<u32> = 1..=MAX_K;
+
+/// The longest ring the search starts from.
+const APBF_START_MAX_L: u32 = 64;
+
+/// Interleaved timing rounds of the compared filters (the median is
+/// reported).
+const TIMING_ROUNDS: usize = 3;
+
+/// One APBF trial: `k`, `l`, `g = ⌈w/l⌉` (so `l·g >= w`: no false
+/// negatives in the window) and slices of whole blocks filling the memory.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ApbfTrial {
+    /// Slices an insertion sets.
+    pub k: u32,
+    /// Older slices.
+    pub l: u32,
+    /// Insertions a generation.
+    pub g: u64,
+    /// Memory: `k + l` slices of `⌊memory / (k + l) / 512⌋` blocks.
+    pub bits: usize,
+    /// Its answers.
+    pub answers: Outcomes,
+}
+
+/// Nanoseconds per step (query, then insert) of the three compared
+/// filters, the median of [`TIMING_ROUNDS`] interleaved rounds.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct StepTimes {
+    /// The timing filter's standard query at its `k`.
+    pub standard: f64,
+    /// The timing filter's posterior and decision at its `k`.
+    pub inferential: f64,
+    /// The APBF at its `k`, `l`.
+    pub apbf: f64,
+}
+
+/// The APBF at one point: its best measured trial and the step times.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ApbfPoint {
+    /// The least total penalty the search measured.
+    pub best: ApbfTrial,
+    /// Trials the search ran.
+    pub trials: usize,
+    /// Step times beside the unblocked timing filters'.
+    pub ns: StepTimes,
+}
+
+/// The APBF parameters of `k`, `l` in `memory` bits on `stream`, or `None`
+/// where a slice would have no block or a generation no insertion.
+fn apbf_params(stream: &Stream, k: u32, l: u32, memory: u64) -> Option<ApbfParams> {
+    let slice_blocks = memory / W1::CELLS as u64 / u64::from(k + l);
+    if !APBF_KS.contains(&k) || l == 0 || u64::from(l) > stream.window || slice_blocks == 0 {
+        return None;
+    }
+    Some(ApbfParams {
+        k,
+        l,
+        g: stream.window.div_ceil(u64::from(l)),
+        slice_bits: slice_blocks as usize * W1::CELLS,
+    })
+}
+
+/// An APBF after the stream's warm-up.
+fn warmed_apbf(stream: &Stream, params: ApbfParams) -> Result<Apbf, String> {
+    let mut f = Apbf::new(params, HASH_SEED).map_err(|e| e.to_string())?;
+    for &x in &stream.items[..stream.warm] {
+        f.insert_hash(stream.hashes[x as usize]);
+    }
+    Ok(f)
+}
+
+/// Runs one APBF trial.
+fn apbf_trial(stream: &Stream, params: ApbfParams) -> Result<ApbfTrial, String> {
+    let mut f = warmed_apbf(stream, params)?;
+    let mut answers = Outcomes::default();
+    for (i, &x) in stream.items[stream.warm..].iter().enumerate() {
+        let h = stream.hashes[x as usize];
+        answers.add(stream, i, f.contains_hash(h));
+        f.insert_hash(h);
+    }
+    Ok(ApbfTrial {
+        k: params.k,
+        l: params.l,
+        g: params.g,
+        bits: f.blocks().len() * W1::CELLS,
+        answers,
+    })
+}
+
+/// The APBF of least measured penalty in `memory` bits: from the `k`, `l`
+/// of least predicted steady false-positive rate (`l` up to
+/// [`APBF_START_MAX_L`]), steepest descent over the neighbours `k ± 1`,
+/// `l ± 1`, `k` and `l` halved and doubled until none costs less. `None`
+/// where no `k`, `l` fits.
+fn apbf_search(
+    stream: &Stream,
+    memory: u64,
+    bar: &indicatif::ProgressBar,
+) -> Result<Option<(ApbfTrial, usize)>, String> {
+    let start = APBF_KS
+        .flat_map(|k| (1..=APBF_START_MAX_L).map(move |l| (k, l)))
+        .filter_map(|(k, l)| apbf_params(stream, k, l, memory))
+        .map(|p| (p.steady_fpr(), p))
+        .fold(None, |best: Option<(f64, ApbfParams)>, (r, p)| match best {
+            Some((b, _)) if b <= r => best,
+            _ => Some((r, p)),
+        });
+    let Some((_, start)) = start else {
+        return Ok(None);
+    };
+    let mut measured = HashMap::new();
+    bar.inc_length(1);
+    let mut best = apbf_trial(stream, start)?;
+    bar.inc(1);
+    measured.insert((start.k, start.l), best.answers.penalty);
+    loop {
+        let (k, l) = (best.k, best.l);
+        let mut moved = false;
+        for (nk, nl) in [
+            (k - 1, l),
+            (k + 1, l),
+            (k, l - 1),
+            (k, l + 1),
+            (k / 2, l),
+            (k * 2, l),
+            (k, l / 2),
+            (k, l * 2),
+        ] {
+            if measured.contains_key(&(nk, nl)) {
+                continue;
+            }
+            let Some(p) = apbf_params(stream, nk, nl, memory) else {
+                continue;
+            };
+            bar.inc_length(1);
+            let t = apbf_trial(stream, p)?;
+            bar.inc(1);
+            measured.insert((nk, nl), t.answers.penalty);
+            if t.answers.penalty < best.answers.penalty {
+                best = t;
+                moved = true;
+            }
+        }
+        if !moved {
+            return Ok(Some((best, measured.len())));
+        }
+    }
+}
+
+/// Nanoseconds per step of the unblocked timing filter at `k`: the
+/// standard query, or with `inferential` the posterior and the decision,
+/// then the insertion.
+fn time_timing_in<W: Width>(
+    stream: &Stream,
+    k: u32,
+    bpi: u64,
+    inferential: bool,
+) -> Result<f64, String> {
+    let Some(mut f) = warmed::<W>(stream, k, bpi, TimingLayout::Unblocked)? else {
+        return Err(format!("k = {k} does not fit {bpi} bits an item"));
+    };
+    let mut present = 0u64;
+    let start = Instant::now();
+    for (i, &x) in stream.items[stream.warm..].iter().enumerate() {
+        let h = stream.hashes[x as usize];
+        let answer = if inferential {
+            let (cost_fp, cost_fn) = stream.costs[i];
+            let p = f
+                .posterior_of(&f.evidence_hash(h), stream.priors[x as usize])
+                .map_err(|e| e.to_string())?;
+            decide(p, cost_fp, cost_fn).map_err(|e| e.to_string())?
+        } else {
+            f.contains_hash(h)
+        };
+        present += u64::from(answer);
+        f.insert_hash(h);
+    }
+    let ns = start.elapsed().as_nanos() as f64 / stream.costs.len().max(1) as f64;
+    black_box(present);
+    Ok(ns)
+}
+
+/// [`time_timing_in`] in the narrowest cell holding `max(k, 3)` bits.
+fn time_timing(stream: &Stream, k: u32, bpi: u64, inferential: bool) -> Result<f64, String> {
+    match k.max(3) {
+        ..=8 => time_timing_in::<W8>(stream, k, bpi, inferential),
+        9..=16 => time_timing_in::<W16>(stream, k, bpi, inferential),
+        _ => time_timing_in::<W32>(stream, k, bpi, inferential),
+    }
+}
+
+/// Nanoseconds per step of the APBF: the query, then the insertion.
+fn time_apbf(stream: &Stream, params: ApbfParams) -> Result<f64, String> {
+    let mut f = warmed_apbf(stream, params)?;
+    let mut present = 0u64;
+    let start = Instant::now();
+    for &x in &stream.items[stream.warm..] {
+        let h = stream.hashes[x as usize];
+        present += u64::from(f.contains_hash(h));
+        f.insert_hash(h);
+    }
+    let ns = start.elapsed().as_nanos() as f64 / stream.costs.len().max(1) as f64;
+    black_box(present);
+    Ok(ns)
+}
+
+/// The median of `xs`.
+fn median(mut xs: [f64; TIMING_ROUNDS]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[TIMING_ROUNDS / 2]
+}
+
+/// The APBF beside the unblocked timing filters `compared` at `bpi` bits
+/// an item: the search, then the three filters timed in interleaved
+/// rounds.
+fn apbf_point(
+    stream: &Stream,
+    bpi: u64,
+    compared: &Compared,
+    bar: &indicatif::ProgressBar,
+) -> Result<Option<ApbfPoint>, String> {
+    let Some((best, trials)) = apbf_search(stream, stream.window * bpi, bar)? else {
+        return Ok(None);
+    };
+    let params = apbf_params(stream, best.k, best.l, stream.window * bpi)
+        .ok_or("the best APBF trial has no parameters")?;
+    let mut rounds = [[0.0; 3]; TIMING_ROUNDS];
+    bar.inc_length(3 * TIMING_ROUNDS as u64);
+    for round in &mut rounds {
+        *round = [
+            time_timing(stream, compared.standard.k, bpi, false)?,
+            time_timing(stream, compared.inferential.k, bpi, true)?,
+            time_apbf(stream, params)?,
+        ];
+        bar.inc(3);
+    }
+    Ok(Some(ApbfPoint {
+        best,
+        trials,
+        ns: StepTimes {
+            standard: median(rounds.map(|r| r[0])),
+            inferential: median(rounds.map(|r| r[1])),
+            apbf: median(rounds.map(|r| r[2])),
+        },
+    }))
 }
 
 /// Runs the experiments and prints the report.
@@ -516,10 +1014,13 @@ fn report(args: &Args, out: &Output) -> Result<TimingReport, String> {
                 }
                 bar.inc(1);
             }
-            let fns: u64 = trials.iter().map(|t| t.false_negatives_standard).sum();
+            let fns: u64 = trials
+                .iter()
+                .map(|t| t.standard_answers.false_negatives)
+                .sum();
             let (Some(standard), Some(inferential)) = (
-                least(&trials, |t| t.penalty_standard),
-                least(&trials, |t| t.penalty_inferential),
+                least(&trials, |t| t.standard_answers.penalty),
+                least(&trials, |t| t.inferential_answers.penalty),
             ) else {
                 return Err(format!("no k fits {bpi} bits an item"));
             };
@@ -540,18 +1041,26 @@ fn report(args: &Args, out: &Output) -> Result<TimingReport, String> {
                     .iter()
                     .flatten()
                     .map(|c| {
-                        c.standard.false_negatives_standard + c.inferential.false_negatives_standard
+                        c.standard.standard_answers.false_negatives
+                            + c.inferential.standard_answers.false_negatives
                     })
                     .sum::<u64>();
+            let unblocked = Compared {
+                standard,
+                inferential,
+            };
+            bar.set_message(format!(
+                "{} [{}] w = {}, {bpi} bits an item: APBF",
+                spec.name, spec.condition, stream.window
+            ));
+            let apbf = apbf_point(&stream, bpi, &unblocked, &bar)?;
             points.push(Point {
                 bpi,
-                unblocked: Compared {
-                    standard,
-                    inferential,
-                },
+                unblocked,
                 one_block,
                 two_blocks,
                 false_negatives_standard: fns,
+                apbf,
             });
         }
         streams.push(StreamReport {
@@ -598,8 +1107,13 @@ mod tests {
             for p in &s.points {
                 assert_eq!(p.false_negatives_standard, 0, "{}: {p:?}", s.name);
                 let u = &p.unblocked;
-                assert!(u.standard.penalty_standard <= u.inferential.penalty_standard);
-                assert!(u.inferential.penalty_inferential <= u.standard.penalty_inferential);
+                assert!(
+                    u.standard.standard_answers.penalty <= u.inferential.standard_answers.penalty
+                );
+                assert!(
+                    u.inferential.inferential_answers.penalty
+                        <= u.standard.inferential_answers.penalty
+                );
                 for c in [Some(u), p.one_block.as_ref(), p.two_blocks.as_ref()]
                     .into_iter()
                     .flatten()
@@ -609,8 +1123,26 @@ mod tests {
                 }
             }
         }
+        // The APBF: wherever two slices fit (every uniform point), in at
+        // most the memory, with no false negative in the window, timed.
+        for s in &r.streams {
+            for p in &s.points {
+                let memory = s.window * p.bpi;
+                assert_eq!(p.apbf.is_some(), memory >= 1024, "{}: {p:?}", s.name);
+                let Some(a) = p.apbf else { continue };
+                assert_eq!(a.best.answers.false_negatives, 0, "{}: {a:?}", s.name);
+                assert!(u64::from(a.best.l) * a.best.g >= s.window);
+                assert!(a.best.bits as u64 <= memory && a.trials >= 1);
+                let inside = p.unblocked.inferential.inferential_answers.inside;
+                assert_eq!(a.best.answers.inside, inside);
+                assert!([a.ns.standard, a.ns.inferential, a.ns.apbf]
+                    .iter()
+                    .all(|&ns| ns > 0.0));
+            }
+        }
         let text = r.table();
         assert!(text.contains("ratio std/inf") && text.contains("two blocks"));
+        assert!(text.contains("BTBF inferential") && text.contains("Who wins"));
     }
 
     /// Table 3's Pos/Neg at the paper's scale of the [Pos≈Neg] uniform
