@@ -145,41 +145,21 @@ trait Aggregated: Encode + Merge + Send + Sync + std::fmt::Debug + 'static {
         Self: Sized;
 }
 
-impl Aggregated for Bloom {
-    fn add(&mut self, key: &str) {
-        self.insert(key);
-    }
-    fn read(bytes: &[u8]) -> streambloom::Result<Self> {
-        Bloom::from_bytes(bytes)
-    }
+/// `Aggregated` for a filter type whose `$add` method takes a key.
+macro_rules! aggregated {
+    ($($filter:ty => $add:ident),* $(,)?) => {$(
+        impl Aggregated for $filter {
+            fn add(&mut self, key: &str) {
+                self.$add(key);
+            }
+            fn read(bytes: &[u8]) -> streambloom::Result<Self> {
+                <$filter>::from_bytes(bytes)
+            }
+        }
+    )*};
 }
 
-impl Aggregated for Counts {
-    fn add(&mut self, key: &str) {
-        self.insert(key);
-    }
-    fn read(bytes: &[u8]) -> streambloom::Result<Self> {
-        Counts::from_bytes(bytes)
-    }
-}
-
-impl Aggregated for CountsMi {
-    fn add(&mut self, key: &str) {
-        self.insert(key);
-    }
-    fn read(bytes: &[u8]) -> streambloom::Result<Self> {
-        CountsMi::from_bytes(bytes)
-    }
-}
-
-impl Aggregated for Recent {
-    fn add(&mut self, key: &str) {
-        self.observe(key);
-    }
-    fn read(bytes: &[u8]) -> streambloom::Result<Self> {
-        Recent::from_bytes(bytes)
-    }
-}
+aggregated!(Bloom => insert, Counts => insert, CountsMi => insert, Recent => observe);
 
 /// The accumulator of every aggregate: one filter, its state its bytes.
 #[derive(Debug)]
