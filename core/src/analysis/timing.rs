@@ -566,18 +566,32 @@ fn log_untouched(placed: Placed, k: u32, s1: u32, s2: u32) -> f64 {
 /// assert!(touched(blk, 4, 4, 0, 32768.0) > f + 0.05);
 /// ```
 pub fn touched(placed: Placed, k: u32, s1: u32, s2: u32, d: f64) -> f64 {
+    touched_by(s1, s2, |t1, t2| untouched_by(placed, k, t1, t2, d))
+}
+
+/// The chance that none of `d` other items touches `t1 + t2` given
+/// timers: the term of [`touched`]'s alternating sum for a subset of
+/// `t1` timers in the first block and `t2` in the second.
+pub(crate) fn untouched_by(placed: Placed, k: u32, t1: u32, t2: u32, d: f64) -> f64 {
+    if t1 + t2 == 0 {
+        1.0
+    } else {
+        libm::exp(d * log_untouched(placed, k, t1, t2))
+    }
+}
+
+/// [`touched`]'s inclusion–exclusion sum over the subsets of `s1` and
+/// `s2` timers, with `term(t1, t2)` = [`untouched_by`] for `t1` and `t2`
+/// of them: a caller filling a table of every `F(c, 0, B)` computes each
+/// term once and reads it here (the sum is the same, term for term).
+pub(crate) fn touched_by(s1: u32, s2: u32, term: impl Fn(u32, u32) -> f64) -> f64 {
     let mut sum = 0.0;
     let mut c1 = 1.0;
     for t1 in 0..=s1 {
         let mut c2 = 1.0;
         for t2 in 0..=s2 {
             let sign = if (t1 + t2) % 2 == 0 { 1.0 } else { -1.0 };
-            let term = if t1 + t2 == 0 {
-                1.0
-            } else {
-                libm::exp(d * log_untouched(placed, k, t1, t2))
-            };
-            sum += sign * c1 * c2 * term;
+            sum += sign * c1 * c2 * term(t1, t2);
             c2 = c2 * f64::from(s2 - t2) / f64::from(t2 + 1);
         }
         c1 = c1 * f64::from(s1 - t1) / f64::from(t1 + 1);

@@ -2,7 +2,7 @@
 //! an item's timers say, and `F(c, 0, B)` for the layout in use.
 
 use super::{TimingLayout, TimingParams};
-use crate::analysis::timing::{Age, Distinct, Placed, touched};
+use crate::analysis::timing::{Age, Distinct, Placed, touched, touched_by, untouched_by};
 use crate::hash::Layout;
 
 /// What an item's timers say (paper §4): `λ_x` ([`age`](Self::age)), and
@@ -91,15 +91,32 @@ impl Inference {
         };
         let k = params.k;
         let d = distinct.at(params.block as f64);
+        // Every slot's alternating sum reads the terms of the subsets it
+        // contains: each term (one `exp`) is computed once, into a table
+        // laid out as the cache, and the sums read it (O(k) or O(k1·k2)
+        // exponentials instead of O(k²) or O(k1²·k2²); the same sums).
+        let mut terms = [1.0; SLOTS];
+        for (t, term) in terms.iter_mut().enumerate().take(k as usize + 1) {
+            *term = untouched_by(placed, k, t as u32, 0, d);
+        }
+        let two = params.layout == TimingLayout::TwoBlocks && blocks > 1;
+        let (k1, k2) = Layout::TwoBlocks.halves(k);
+        if two {
+            for t1 in 0..=k1 {
+                for t2 in 1..=k2 {
+                    terms[slot(t1, t2)] = untouched_by(placed, k, t1, t2, d);
+                }
+            }
+        }
+        let term = |t1, t2| terms[slot(t1, t2)];
         let mut cache = [1.0; SLOTS];
         for (c, slot) in cache.iter_mut().enumerate().take(k as usize + 1) {
-            *slot = touched(placed, k, c as u32, 0, d);
+            *slot = touched_by(c as u32, 0, term);
         }
-        if params.layout == TimingLayout::TwoBlocks && blocks > 1 {
-            let (k1, k2) = Layout::TwoBlocks.halves(k);
+        if two {
             for c1 in 0..=k1 {
                 for c2 in 1..=k2 {
-                    cache[slot(c1, c2)] = touched(placed, k, c1, c2, d);
+                    cache[slot(c1, c2)] = touched_by(c1, c2, term);
                 }
             }
         }
@@ -143,5 +160,50 @@ fn slot(c1: u32, c2: u32) -> usize {
         c1 as usize
     } else {
         65 + c1 as usize * (HALF + 1) + c2 as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cache, filled from the table of terms, holds exactly what
+    /// [`touched`] computes slot by slot, in every layout, for the
+    /// largest `k` and for a `k` whose halves differ.
+    #[test]
+    fn cache_is_touched_slot_by_slot() {
+        for layout in [
+            TimingLayout::OneBlock,
+            TimingLayout::TwoBlocks,
+            TimingLayout::Unblocked,
+        ] {
+            for (k, block) in [(64, 40), (7, 3), (1, 1)] {
+                let params = TimingParams {
+                    layout,
+                    ..TimingParams::new(64 * 16, k, 100, block, 0, 8)
+                };
+                let distinct = Distinct::zipf(1000).unwrap();
+                let inference = Inference::new(&params, 16, 64, distinct);
+                let d = distinct.at(block as f64);
+                let (k1, k2) = Layout::TwoBlocks.halves(k);
+                for c in 0..=k {
+                    let want = touched(inference.placed, k, c, 0, d);
+                    assert_eq!(
+                        inference.touched_in_block([c, 0]),
+                        want,
+                        "{layout:?} k {k} c {c}"
+                    );
+                }
+                if layout == TimingLayout::TwoBlocks {
+                    for c1 in 0..=k1 {
+                        for c2 in 1..=k2 {
+                            let want = touched(inference.placed, k, c1, c2, d);
+                            let got = inference.touched_in_block([c1, c2]);
+                            assert_eq!(got, want, "k {k} split ({c1}, {c2})");
+                        }
+                    }
+                }
+            }
+        }
     }
 }
