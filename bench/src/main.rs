@@ -7,6 +7,7 @@
 //! streambloom-bench repro compact [--max-exp 7]
 //! streambloom-bench accuracy [--quick]
 //! streambloom-bench scale [--quick] [--threads 2] [--memory 64M] [--filter stable]
+//! streambloom-bench claims [--quick] [--rounds 3]
 //! ```
 //!
 //! Every command takes `--json` (the same data as its table, as JSON) and
@@ -20,6 +21,7 @@
 #![forbid(unsafe_code)]
 
 mod accuracy;
+mod claims;
 mod latency;
 mod output;
 #[cfg(feature = "peers")]
@@ -69,6 +71,10 @@ enum Command {
     /// owning a shard (share-nothing)
     #[command(long_about = scale::LONG_ABOUT)]
     Scale(scale::Args),
+    /// Each paper's stated cost beside ours and beside the memory limit
+    /// measured in the same run
+    #[command(long_about = claims::LONG_ABOUT)]
+    Claims(claims::Args),
 }
 
 /// The warning a debug build prints first.
@@ -92,6 +98,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "peers")]
         Command::Peers(args) => peers::run(args, &cli.output),
         Command::Scale(args) => scale::run(args, &cli.output),
+        Command::Claims(args) => claims::run(args, &cli.output),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -126,6 +133,7 @@ mod tests {
             "streambloom-bench help repro",
             "streambloom-bench accuracy --help",
             "streambloom-bench scale --help",
+            "streambloom-bench claims --help",
         ] {
             let e = Cli::try_parse_from(line.split_whitespace()).unwrap_err();
             assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{line}");

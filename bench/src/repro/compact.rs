@@ -701,7 +701,7 @@ fn interleave<A: Timed, B: Timed, C: Timed>(
 }
 
 /// The interleaved comparison at `n` counters.
-fn compare(n: usize, reps: usize, ops: usize) -> Result<Speed, String> {
+pub fn compare(n: usize, reps: usize, ops: usize) -> Result<Speed, String> {
     let err = |e: streambloom::Error| e.to_string();
     // The 10·N insertions, drawn again for each use.
     let fill = || {

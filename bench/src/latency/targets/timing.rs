@@ -4,11 +4,12 @@
 //! other are the price of inference.
 
 use streambloom::analysis::timing::Distinct;
-use streambloom::timing::{Layout, TimingBloom, TimingParams};
+use streambloom::timing::{TimingBloom, TimingLayout, TimingParams};
 use streambloom::{Isa, W8};
 
-use super::super::sampler::SEED;
+use super::super::sampler::{Plan, SEED};
 use super::{Target, K};
+use crate::stats::Summary;
 
 /// The Timing filter targets.
 pub fn targets() -> Vec<Target> {
@@ -20,13 +21,7 @@ pub fn targets() -> Vec<Target> {
                     a universe of 2w",
             per_isa: true,
             run: |bytes, isa, plan| {
-                let (mut f, universe) = timing(bytes, isa)?;
-                plan.measure(bytes, |h| {
-                    let x = h % universe;
-                    let found = f.contains_hash(x);
-                    f.insert_hash(x);
-                    found
-                })
+                standard(timing(bytes, isa, TimingLayout::OneBlock)?, bytes, plan)
             },
         },
         Target {
@@ -35,27 +30,67 @@ pub fn targets() -> Vec<Target> {
                     uniform stream of 2w items, least-penalty answer) as the query",
             per_isa: true,
             run: |bytes, isa, plan| {
-                let (mut f, universe) = timing(bytes, isa)?;
-                let prior = 1.0 / universe as f64;
-                plan.measure(bytes, |h| {
-                    let x = h % universe;
-                    // A prior in [0, 1] and positive penalties: never an error.
-                    let answer = f.decide_hash(x, prior, 1.0, 1.0).unwrap_or(false);
-                    f.insert_hash(x);
-                    answer
-                })
+                inferential(timing(bytes, isa, TimingLayout::OneBlock)?, bytes, plan)
+            },
+        },
+        Target {
+            name: "timing-unblocked-standard",
+            about: "timing-standard with the paper's layout: k independent cells \
+                    (up to k lines an item)",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                standard(timing(bytes, isa, TimingLayout::Unblocked)?, bytes, plan)
+            },
+        },
+        Target {
+            name: "timing-unblocked-inferential",
+            about: "timing-inferential with the paper's layout: k independent cells",
+            per_isa: true,
+            run: |bytes, isa, plan| {
+                inferential(timing(bytes, isa, TimingLayout::Unblocked)?, bytes, plan)
             },
         },
     ]
 }
 
-/// `bytes` of 8-bit timers, k = [`K`], window `w = bytes/4` (32 bits of
+/// The standard step: `contains_hash`, then `insert_hash` of the item.
+fn standard(
+    (mut f, universe): (TimingBloom<W8>, u64),
+    bytes: usize,
+    plan: &Plan,
+) -> Result<Summary, String> {
+    plan.measure(bytes, |h| {
+        let x = h % universe;
+        let found = f.contains_hash(x);
+        f.insert_hash(x);
+        found
+    })
+}
+
+/// The inferential step: `decide_hash` under the uniform prior, then
+/// `insert_hash` of the item.
+fn inferential(
+    (mut f, universe): (TimingBloom<W8>, u64),
+    bytes: usize,
+    plan: &Plan,
+) -> Result<Summary, String> {
+    let prior = 1.0 / universe as f64;
+    plan.measure(bytes, |h| {
+        let x = h % universe;
+        // A prior in [0, 1] and positive penalties: never an error.
+        let answer = f.decide_hash(x, prior, 1.0, 1.0).unwrap_or(false);
+        f.insert_hash(x);
+        answer
+    })
+}
+
+/// `bytes` of 8-bit timers in `layout`, k = [`K`], window `w = bytes/4` (32 bits of
 /// timers an item in the window), block size and padding by
 /// [`TimingParams::plan`]; the universe of `2w` items the targets draw.
-fn timing(bytes: usize, isa: Isa) -> Result<(TimingBloom<W8>, u64), String> {
+fn timing(bytes: usize, isa: Isa, layout: TimingLayout) -> Result<(TimingBloom<W8>, u64), String> {
     let window = (bytes / 4).max(1) as u64;
-    let params = TimingParams::plan::<W8>(bytes, K, window, 8, Layout::OneBlock)
-        .map_err(|e| e.to_string())?;
+    let params =
+        TimingParams::plan::<W8>(bytes, K, window, 8, layout).map_err(|e| e.to_string())?;
     let mut f = TimingBloom::<W8>::new(params, SEED).map_err(|e| e.to_string())?;
     f.set_isa(isa).map_err(|e| e.to_string())?;
     let universe = 2 * window;
