@@ -7,6 +7,7 @@
 //! streambloom-bench repro compact [--max-exp 7]
 //! streambloom-bench accuracy [--quick]
 //! streambloom-bench scale [--quick] [--threads 2] [--memory 64M] [--filter stable]
+//! streambloom-bench dedup FILE|- [--filter stable] [--memory 4M] [--fpr 0.01] [--exact]
 //! ```
 //!
 //! Every command takes `--json` (the same data as its table, as JSON) and
@@ -28,6 +29,7 @@ mod repro;
 mod scale;
 mod size;
 mod stats;
+mod stream;
 
 use std::process::ExitCode;
 
@@ -69,6 +71,11 @@ enum Command {
     /// owning a shard (share-nothing)
     #[command(long_about = scale::LONG_ABOUT)]
     Scale(scale::Args),
+    /// Writes the lines of a file a filter judges new (stable, reservoir,
+    /// importance, timing, classic); --exact measures its false positives
+    /// and negatives against the predicted rate
+    #[command(long_about = stream::dedup::LONG_ABOUT)]
+    Dedup(stream::dedup::Args),
 }
 
 /// The warning a debug build prints first.
@@ -92,6 +99,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "peers")]
         Command::Peers(args) => peers::run(args, &cli.output),
         Command::Scale(args) => scale::run(args, &cli.output),
+        Command::Dedup(args) => stream::dedup::run(args, &cli.output),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -126,6 +134,7 @@ mod tests {
             "streambloom-bench help repro",
             "streambloom-bench accuracy --help",
             "streambloom-bench scale --help",
+            "streambloom-bench dedup --help",
         ] {
             let e = Cli::try_parse_from(line.split_whitespace()).unwrap_err();
             assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{line}");
