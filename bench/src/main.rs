@@ -8,6 +8,7 @@
 //! streambloom-bench accuracy [--quick]
 //! streambloom-bench scale [--quick] [--threads 2] [--memory 64M] [--filter stable]
 //! streambloom-bench dedup FILE|- [--filter stable] [--memory 4M] [--fpr 0.01] [--exact]
+//! streambloom-bench count FILE|- [--policy mi] [--top 10] [--at-least T] [--window W] [--exact]
 //! ```
 //!
 //! Every command takes `--json` (the same data as its table, as JSON) and
@@ -76,6 +77,11 @@ enum Command {
     /// and negatives against the predicted rate
     #[command(long_about = stream::dedup::LONG_ABOUT)]
     Dedup(stream::dedup::Args),
+    /// Counts the lines of a file in a Spectral filter: the most frequent,
+    /// those reaching a threshold; --exact measures the over-counts
+    /// against the predicted rate
+    #[command(long_about = stream::count::LONG_ABOUT)]
+    Count(stream::count::Args),
 }
 
 /// The warning a debug build prints first.
@@ -100,6 +106,7 @@ fn main() -> ExitCode {
         Command::Peers(args) => peers::run(args, &cli.output),
         Command::Scale(args) => scale::run(args, &cli.output),
         Command::Dedup(args) => stream::dedup::run(args, &cli.output),
+        Command::Count(args) => stream::count::run(args, &cli.output),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -135,6 +142,7 @@ mod tests {
             "streambloom-bench accuracy --help",
             "streambloom-bench scale --help",
             "streambloom-bench dedup --help",
+            "streambloom-bench count --help",
         ] {
             let e = Cli::try_parse_from(line.split_whitespace()).unwrap_err();
             assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{line}");

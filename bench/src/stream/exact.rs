@@ -1,12 +1,14 @@
 //! The exact answers `--exact` sets beside a filter: every distinct line
-//! with its last position, and optionally a sliding window of the last
-//! `W` lines with each line's count in it.
+//! with its count and last position, and optionally a sliding window of
+//! the last `W` lines with each line's count in it.
 //!
 //! Each distinct line gets an id (its rank of first appearance), so the
 //! window's ring holds ids and the per-line facts are vectors indexed by
-//! them; the map from line to id holds each distinct line once.
+//! them; the map from line to id and the vector of lines share each
+//! line's bytes.
 
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 
 use streambloom::hash::{seeded_hasher, DefaultHasher};
 
@@ -20,10 +22,14 @@ pub struct Seen {
     pub gap: Option<u64>,
 }
 
-/// Every distinct line of the stream so far, with its last position, and
-/// the window's counts.
+/// Every distinct line of the stream so far, with its count and last
+/// position, and the window's counts.
 pub struct Exact {
-    ids: HashMap<Box<[u8]>, usize, DefaultHasher>,
+    ids: HashMap<Rc<[u8]>, usize, DefaultHasher>,
+    /// The lines by id.
+    keys: Vec<Rc<[u8]>>,
+    /// Occurrences of each id in the whole stream.
+    counts: Vec<u64>,
     /// The position (0-based line number) of each id's last occurrence.
     last: Vec<u64>,
     /// Lines observed.
@@ -46,6 +52,8 @@ impl Exact {
         Exact {
             // A seed of its own: the record's hashing is no filter's.
             ids: HashMap::with_hasher(seeded_hasher(0x00EC_AC70)),
+            keys: Vec::new(),
+            counts: Vec::new(),
             last: Vec::new(),
             position: 0,
             window: window.map(|len| Window {
@@ -68,12 +76,16 @@ impl Exact {
                 (id, Some(gap))
             }
             None => {
-                let id = self.last.len();
-                self.ids.insert(key.into(), id);
+                let id = self.keys.len();
+                let key: Rc<[u8]> = key.into();
+                self.ids.insert(Rc::clone(&key), id);
+                self.keys.push(key);
+                self.counts.push(0);
                 self.last.push(0);
                 (id, None)
             }
         };
+        self.counts[id] += 1;
         self.last[id] = position;
         if let Some(w) = &mut self.window {
             w.push(id);
@@ -83,12 +95,49 @@ impl Exact {
 
     /// Distinct lines so far.
     pub fn distinct(&self) -> usize {
-        self.last.len()
+        self.keys.len()
+    }
+
+    /// The id of `key`, if it occurred.
+    pub fn id(&self, key: &[u8]) -> Option<usize> {
+        self.ids.get(key).copied()
+    }
+
+    /// The line of `id`.
+    pub fn key(&self, id: usize) -> &[u8] {
+        &self.keys[id]
+    }
+
+    /// The count of `id`: in the window when there is one, else in the
+    /// whole stream.
+    pub fn count(&self, id: usize) -> u64 {
+        match &self.window {
+            Some(w) => w.inside.get(id).copied().unwrap_or(0),
+            None => self.counts[id],
+        }
     }
 
     /// Distinct lines in the window (all of them without a window).
     pub fn window_distinct(&self) -> usize {
-        self.window.as_ref().map_or(self.last.len(), |w| w.distinct)
+        self.window.as_ref().map_or(self.keys.len(), |w| w.distinct)
+    }
+
+    /// The ids with a [`count`](Self::count) above 0, by id.
+    pub fn counted(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.keys.len()).filter(|&id| self.count(id) > 0)
+    }
+
+    /// The `n` ids of the largest [`count`](Self::count), largest first,
+    /// ties by line (bytewise ascending).
+    pub fn top(&self, n: usize) -> Vec<usize> {
+        let mut ids: Vec<usize> = self.counted().collect();
+        ids.sort_unstable_by(|&a, &b| {
+            self.count(b)
+                .cmp(&self.count(a))
+                .then_with(|| self.keys[a].cmp(&self.keys[b]))
+        });
+        ids.truncate(n);
+        ids
     }
 }
 
@@ -119,7 +168,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gaps() {
+    fn counts_gaps_and_top() {
         let mut e = Exact::new(None);
         let seen: Vec<Seen> = ["a", "b", "a", "c", "a", "b"]
             .iter()
@@ -128,10 +177,18 @@ mod tests {
         let gaps: Vec<Option<u64>> = seen.iter().map(|s| s.gap).collect();
         assert_eq!(gaps, [None, None, Some(2), None, Some(2), Some(4)]);
         assert_eq!(seen[4].id, 0);
-        assert_eq!((e.distinct(), e.window_distinct()), (3, 3));
+        assert_eq!(
+            (e.distinct(), e.count(0), e.count(1), e.count(2)),
+            (3, 3, 2, 1)
+        );
+        assert_eq!(e.top(2), [0, 1]);
+        assert_eq!(e.top(10), [0, 1, 2]);
+        assert_eq!(e.key(2), b"c");
+        assert_eq!((e.id(b"b"), e.id(b"z")), (Some(1), None));
+        assert_eq!(e.window_distinct(), 3);
     }
 
-    /// The window holds the last `len` lines only.
+    /// The window counts the last `len` lines only.
     #[test]
     fn window_counts_the_last_lines() {
         let mut e = Exact::new(Some(3));
@@ -139,6 +196,9 @@ mod tests {
             e.observe(k.as_bytes());
         }
         // Window: b, c, c.
+        assert_eq!((e.count(0), e.count(1), e.count(2)), (0, 1, 2));
         assert_eq!(e.window_distinct(), 2);
+        assert_eq!(e.counted().collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(e.top(1), [2]);
     }
 }

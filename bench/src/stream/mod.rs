@@ -1,25 +1,31 @@
-//! `dedup`: the filters over a real stream of lines, a file or standard
-//! input, with an exact answer beside them on request (`--exact`) to
-//! measure the errors they make against the errors the library predicts.
+//! `dedup` and `count`: the filters over a real stream of lines, a file or
+//! standard input, with an exact answer beside them on request
+//! (`--exact`) to measure the errors they make against the errors the
+//! library predicts.
 //!
 //! - [`dedup`]: each line a filter judges new goes to standard output,
 //!   the summary to standard error.
+//! - [`count`]: a Spectral filter counts the lines; the most frequent by
+//!   estimate (`--top`) and those whose estimate reaches a threshold
+//!   (`--at-least`) are the output.
 //!
 //! Lines are raw bytes ([`input`]); `--exact` keeps every distinct line
 //! in a hash map ([`exact`]), so it needs memory in proportion to the
 //! stream's distinct lines, which the filters do not.
 
+pub mod count;
 pub mod dedup;
 mod exact;
 mod filters;
 mod input;
+mod top;
 
 use crate::size::parse_size;
 
 /// The seed when `--seed` is not given: fixed, so that runs repeat.
 pub const DEFAULT_SEED: u64 = 0x5EED_5EED;
 
-/// The options of the stream commands.
+/// The options `dedup` and `count` share.
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct Common {
     /// The input: a file of newline-delimited lines, or `-` for standard
