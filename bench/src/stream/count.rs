@@ -67,10 +67,12 @@ candidate's. Estimates only grow without a window, so the candidates end
 as the N largest estimates. With a window they fall as lines leave it:
 4N candidates are kept, the smallest re-estimated before it is compared,
 all of them 8 times a window length and at the end, and the best N
-printed (a line can be missed while candidates hold stale estimates). --at-least reports each line once, when its estimate first reaches
-T. --exact counts every line in a hash map beside the filter and reports
-the over-counts (share, mean and largest excess) and under-counts beside
-the library's predicted over-estimate rate, and compares the top and
+printed (a line can be missed while candidates hold stale estimates).
+--at-least reports each line once, when its estimate first reaches T.
+
+--exact counts every line in a hash map beside the filter and reports the
+over-counts (share, mean and largest excess) and under-counts beside the
+library's predicted over-estimate rate, and compares the top and
 at-least lines with the exact ones.
 
 32-bit counters, two blocks an item; --memory is the whole budget, k the

@@ -36,8 +36,8 @@ pub struct Common {
     /// of 64 bytes)
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4MiB")]
     pub memory: usize,
-    /// Seed of the filter's hashing and random choices [default: a fixed
-    /// seed, so runs repeat]
+    /// Seed of the filter's hashing and random choices (fixed by default,
+    /// so that runs repeat)
     #[arg(long, value_name = "N", default_value_t = DEFAULT_SEED)]
     pub seed: u64,
     /// Also run an exact hash map beside the filter and report the errors
