@@ -8,6 +8,8 @@
 //! streambloom-bench accuracy [--quick]
 //! streambloom-bench scale [--quick] [--threads 2] [--memory 64M] [--filter stable]
 //! streambloom-bench claims [--quick] [--rounds 3]
+//! streambloom-bench dedup FILE|- [--filter stable] [--memory 4M] [--fpr 0.01] [--exact]
+//! streambloom-bench count FILE|- [--policy mi] [--top 10] [--at-least T] [--window W] [--exact]
 //! ```
 //!
 //! Every command takes `--json` (the same data as its table, as JSON) and
@@ -30,6 +32,7 @@ mod repro;
 mod scale;
 mod size;
 mod stats;
+mod stream;
 
 use std::process::ExitCode;
 
@@ -75,6 +78,16 @@ enum Command {
     /// measured in the same run
     #[command(long_about = claims::LONG_ABOUT)]
     Claims(claims::Args),
+    /// Writes the lines of a file a filter judges new (stable, reservoir,
+    /// importance, timing, classic); --exact measures its false positives
+    /// and negatives against the predicted rate
+    #[command(long_about = stream::dedup::LONG_ABOUT)]
+    Dedup(stream::dedup::Args),
+    /// Counts the lines of a file in a Spectral filter: the most frequent,
+    /// those reaching a threshold; --exact measures the over-counts
+    /// against the predicted rate
+    #[command(long_about = stream::count::LONG_ABOUT)]
+    Count(stream::count::Args),
 }
 
 /// The warning a debug build prints first.
@@ -99,6 +112,8 @@ fn main() -> ExitCode {
         Command::Peers(args) => peers::run(args, &cli.output),
         Command::Scale(args) => scale::run(args, &cli.output),
         Command::Claims(args) => claims::run(args, &cli.output),
+        Command::Dedup(args) => stream::dedup::run(args, &cli.output),
+        Command::Count(args) => stream::count::run(args, &cli.output),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -134,6 +149,8 @@ mod tests {
             "streambloom-bench accuracy --help",
             "streambloom-bench scale --help",
             "streambloom-bench claims --help",
+            "streambloom-bench dedup --help",
+            "streambloom-bench count --help",
         ] {
             let e = Cli::try_parse_from(line.split_whitespace()).unwrap_err();
             assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{line}");

@@ -49,6 +49,30 @@ impl Output {
         bar
     }
 
+    /// A progress bar over `total` bytes of input on standard error (a
+    /// counter of bytes when the length is unknown, as for standard
+    /// input); hidden as [`progress`](Self::progress)'s is.
+    pub fn byte_progress(&self, total: Option<u64>) -> ProgressBar {
+        if self.quiet || !std::io::stderr().is_terminal() {
+            return ProgressBar::hidden();
+        }
+        let (bar, template) = match total {
+            Some(len) => (
+                ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr()),
+                "[{elapsed_precise}] {bar:30} {bytes}/{total_bytes} (eta {eta})",
+            ),
+            None => (
+                ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+                "[{elapsed_precise}] {bytes} read ({bytes_per_sec})",
+            ),
+        };
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(Duration::from_millis(250));
+        bar
+    }
+
     /// `report` as JSON or as its table.
     pub fn render(&self, report: &impl Report) -> Result<String, String> {
         if self.json {

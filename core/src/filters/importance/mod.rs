@@ -803,6 +803,30 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
         self.stable.zero_fraction()
     }
 
+    /// The probability that a key never seen looks like a duplicate *in
+    /// the filter's current state*: the Stable filter's
+    /// [`current_fpr`](StableBloom::current_fpr), since the probe is its
+    /// (none of the key's `K` cells zero, placed as it places them),
+    /// whatever the levels the cells hold. One pass over the cells.
+    ///
+    /// ```
+    /// # use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};
+    /// # use streambloom::stable::Layout;
+    /// # use streambloom::W8;
+    /// # let params = ImportanceParams { cells: 4096, bits_per_cell: 3, k: 2, p: 1, eviction: Eviction::Sweep,
+    /// #     layout: Layout::OneBlock, insert: Insert::ByImportance, map: ImportanceMap::Linear { top: 10 } };
+    /// let mut f = ImportanceBloom::<W8>::new(params, 1)?;
+    /// assert_eq!(f.current_fpr(), 0.0);
+    /// for i in 0..100u32 {
+    ///     f.observe(&i, 1 + i % 10)?;
+    /// }
+    /// assert!(f.current_fpr() > 0.0);
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn current_fpr(&self) -> f64 {
+        self.stable.current_fpr()
+    }
+
     /// All blocks, for comparing and persisting filters.
     ///
     /// ```
