@@ -10,8 +10,8 @@
 //! speed, each side's accuracy at those parameters: the false-positive rate
 //! of fresh keys (membership and duplicate detection) or the over-count
 //! rate (the share of distinct keys whose estimate exceeds their count),
-//! and, for the Stable filters, which forget, the false-negative rate, so
-//! speed is never bought with accuracy unseen.
+//! and, for the filters that forget (Stable, Timing), the false-negative
+//! rate, so speed is never bought with accuracy unseen.
 //!
 //! **Equal parameters**, per pair:
 //!
@@ -43,18 +43,37 @@
 //!   counters, `k` = its depth, both keyed (it hashes with SipHash).
 //! - `Spectral<MinimumSelection>` against `cmsketch` 0.2 (`CMSketchU32`):
 //!   its width × depth counters, `k` = depth, pre-hashed on both sides.
-//!
-//! Not compared yet: `probabilistic-rs` 0.6 against the timing filter;
-//! see the README.
+//! - `TimingBloom` (a sliding window of the last `w` insertions) against
+//!   `probabilistic-rs` 0.6's `ExpiringBloomFilter` (levels of a Bloom
+//!   filter, the oldest cleared as the next becomes current; a query
+//!   checks every level), at its defaults of 3 levels and a 1 % target a
+//!   level: each level takes a third of the memory, `L` insertions a level
+//!   (the most its 1 % sizing fits in that third) and the window
+//!   `w = 2L`, the longest in which it forgets nothing. Its levels turn on
+//!   wall-clock time, which only its `cleanup_expired_levels` reads: here
+//!   its clock is the count, `rotate_levels` every `L` insertions (timed
+//!   with its inserts), so both forget by insertions. Ours: the same
+//!   memory in 4-bit timers, window `w`, clock block and padding by
+//!   [`TimingParams::plan`]; `k` by its rule (`optimal_num_hashes`) on
+//!   each side, per level for it, over the window for ours. Both keyed
+//!   (it hashes bytes with Murmur3 and FNV). Accuracy: the FPR of fresh
+//!   keys and the false-negative rate of keys among the last `w`
+//!   insertions (0 on both sides by construction).
 
+use std::f64::consts::LN_2;
+use std::future::Future;
 use std::hint::black_box;
-use std::time::Instant;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use probabilistic_rs::ebloom::{ExpiringBloomFilter, ExpiringBloomFilterOps, ExpiringFilterConfig};
 
 use serde::Serialize;
 
 use streambloom::rng::Rng;
 use streambloom::spectral::{Blocked, MinimalIncrease, MinimumSelection, Spectral, SpectralParams};
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
+use streambloom::timing::{TimingBloom, TimingParams};
 use streambloom::{Classic, ClassicParams, W1, W32, W4};
 
 use crate::output::{num, Align, Output, Report, Table};
@@ -85,12 +104,14 @@ Each filter beside the crates a user would pick instead, at equal memory and
 equal parameters, in one run: Classic against sbbf-rs-safe 0.3 and fastbloom
 0.17, StableBloom against stable-bloom-filter 0.3 and bloom-filters 0.1
 (4-bit and 1-bit cells), Spectral Minimal Increase against count-min-sketch
-0.2 (conservative update) and Minimum Selection against cmsketch 0.2. Rounds
-alternate ours and theirs on a pinned thread; the report gives medians, the
-ratio theirs/ours (above 1: streambloom is faster), each side's
-false-positive or over-count rate at those parameters and, for the Stable
-filters, each side's false-negative rate of repeats at half a set cell's
-lifetime.";
+0.2 (conservative update) and Minimum Selection against cmsketch 0.2, and
+TimingBloom against probabilistic-rs 0.6's expiring filter (3 levels, turned
+by count; a window of two levels). Rounds alternate ours and theirs on a
+pinned thread; the report gives medians, the ratio theirs/ours (above 1:
+streambloom is faster), each side's false-positive or over-count rate at
+those parameters and, for the Stable and Timing filters, each side's
+false-negative rate (Stable: repeats at half a set cell's lifetime; Timing:
+keys within the window).";
 
 /// One operation of one pair at one size.
 #[derive(Debug, Serialize)]
@@ -110,7 +131,8 @@ struct Row {
     ours_rate: f64,
     theirs_rate: f64,
     /// The false-negative rates, for the filters that forget: a Stable
-    /// filter's repeats reported new.
+    /// filter's repeats reported new, a Timing filter's keys within its
+    /// window reported absent.
     ours_fnr: Option<f64>,
     theirs_fnr: Option<f64>,
 }
@@ -691,6 +713,185 @@ fn spectral(bytes: usize, a: &Args, rows: &mut Vec<Row>) -> Result<(), String> {
     Ok(())
 }
 
+/// `probabilistic-rs`' expiring filter at its defaults: 3 levels (its
+/// `num_levels`), each sized for a 1 % rate (its `target_fpr`).
+const LEVELS: usize = 3;
+const LEVEL_FPR: f64 = 0.01;
+
+/// `probabilistic-rs`' expiring filter with a count for its clock: its
+/// levels rotate every `per_level` insertions (`rotate_levels`, which
+/// without persistence completes at once), so it forgets by insertions as
+/// ours does; its wall-clock expiry (`cleanup_expired_levels`) is never
+/// called. Keys are the `u64`'s bytes. Its operations return `Result`s:
+/// the first error is kept for [`check`](Self::check).
+struct Expiring {
+    filter: ExpiringBloomFilter,
+    per_level: u64,
+    /// Insertions into the current level.
+    since: u64,
+    error: Option<String>,
+}
+
+impl Expiring {
+    /// An empty filter of `LEVELS` levels of `per_level` insertions.
+    fn new(per_level: usize) -> Result<Expiring, String> {
+        let config = ExpiringFilterConfig {
+            capacity_per_level: per_level,
+            target_fpr: LEVEL_FPR,
+            // Its default; only `cleanup_expired_levels` reads it.
+            level_duration: Duration::from_secs(3600),
+            num_levels: LEVELS,
+            persistence: None,
+        };
+        Ok(Expiring {
+            filter: ExpiringBloomFilter::new(config).map_err(|e| e.to_string())?,
+            per_level: per_level as u64,
+            since: 0,
+            error: None,
+        })
+    }
+
+    /// Inserts `key` into the current level, first rotating if that level
+    /// is full.
+    fn insert(&mut self, key: u64) {
+        if self.since == self.per_level {
+            self.rotate();
+            self.since = 0;
+        }
+        if let Err(e) = self.filter.insert(&key.to_le_bytes()) {
+            self.fail(e.to_string());
+        }
+        self.since += 1;
+    }
+
+    /// Clears the oldest level and makes it current, polling its async
+    /// `rotate_levels` once: with no persistence it awaits nothing.
+    fn rotate(&mut self) {
+        let polled = std::pin::pin!(self.filter.rotate_levels())
+            .poll(&mut Context::from_waker(Waker::noop()));
+        match polled {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(e)) => self.fail(e.to_string()),
+            Poll::Pending => self.fail("its rotate_levels waited, with no persistence".to_owned()),
+        }
+    }
+
+    /// Whether any level holds `key`.
+    fn contains(&mut self, key: u64) -> bool {
+        match self.filter.contains(&key.to_le_bytes()) {
+            Ok(found) => found,
+            Err(e) => {
+                self.fail(e.to_string());
+                false
+            }
+        }
+    }
+
+    /// Keeps `e` unless an error came first (the first one is the cause).
+    fn fail(&mut self, e: String) {
+        self.error.get_or_insert(format!("probabilistic-rs: {e}"));
+    }
+
+    /// The first error it returned, if any.
+    fn check(&self) -> Result<(), String> {
+        self.error.clone().map_or(Ok(()), Err)
+    }
+}
+
+/// `TimingBloom` against `probabilistic-rs`' expiring filter, in `bytes`
+/// each: its `LEVELS` levels of a third each, `L` insertions a level (the
+/// most its `LEVEL_FPR` sizing fits), window `w = (LEVELS - 1)·L`, the
+/// longest it forgets nothing of; ours, 4-bit timers over the same window.
+fn timing(bytes: usize, a: &Args, rows: &mut Vec<Row>) -> Result<(), String> {
+    use probabilistic_rs::{optimal_bit_vector_size, optimal_num_hashes};
+    let e = |e: streambloom::Error| e.to_string();
+    let level_bits = bytes * 8 / LEVELS;
+    let fits = |n: usize| optimal_bit_vector_size(n, LEVEL_FPR) <= level_bits;
+    // Its sizing, m = ⌈-n ln fpr / ln² 2⌉, solved for n, then stepped
+    // down past its rounding.
+    let mut per_level = (level_bits as f64 * LN_2 * LN_2 / -LEVEL_FPR.ln()) as usize;
+    while per_level > 0 && !fits(per_level) {
+        per_level -= 1;
+    }
+    if per_level < 2 {
+        return Err(format!(
+            "{bytes} bytes: too small for probabilistic-rs' levels of at least 2 insertions"
+        ));
+    }
+    let m = optimal_bit_vector_size(per_level, LEVEL_FPR);
+    let k = optimal_num_hashes(per_level, m);
+    let mut theirs = Expiring::new(per_level)?;
+    let window = (LEVELS - 1) as u64 * per_level as u64;
+    let cells = bytes * 2;
+    let ours_k = optimal_num_hashes(window as usize, cells).max(1) as u32;
+    let params = TimingParams::plan::<W4>(cells, ours_k, window, 4, Layout::OneBlock).map_err(e)?;
+    let mut ours = TimingBloom::<W4>::new(params, 1).map_err(e)?;
+    // Warm both on fresh keys past a full turn of its levels (at most 2^21,
+    // as the Stable pairs'), then: keys among the last w insertions,
+    // spread over the window (none may be missed), and fresh keys.
+    let warm = (2 * window).min(1 << 21);
+    for i in 0..warm {
+        ours.insert(&i);
+        theirs.insert(i);
+    }
+    let q = a.ops.max(10_000);
+    let span = window.min(warm);
+    let stride = (span / q as u64).max(1) as usize;
+    let recent = || (warm - span..warm).step_by(stride);
+    let lost = |found: &mut dyn FnMut(u64) -> bool| {
+        recent().filter(|&i| !found(i)).count() as f64 / recent().count() as f64
+    };
+    let fnr = (
+        lost(&mut |i| ours.contains(&i)),
+        lost(&mut |i| theirs.contains(i)),
+    );
+    let fpr = (
+        fresh_rate(1 << 40, q, |i| ours.contains(&i)),
+        fresh_rate(1 << 40, q, |i| theirs.contains(i)),
+    );
+    let insert = alternate(
+        a.rounds,
+        a.ops,
+        warm,
+        |i| ours.insert(&i),
+        |i| theirs.insert(i),
+    );
+    let contains = alternate(
+        a.rounds,
+        a.ops,
+        1 << 40,
+        |i| {
+            black_box(ours.contains(&i));
+        },
+        |i| {
+            black_box(theirs.contains(i));
+        },
+    );
+    theirs.check()?;
+    let p = format!(
+        "w = {window}: {LEVELS} levels × {m} bits, L = {per_level}, k = {k} | \
+         {} 4-bit timers, k = {ours_k}, B = {}, keyed",
+        ours.cells(),
+        params.block
+    );
+    for (op, t) in [("insert", insert), ("contains", contains)] {
+        rows.push(
+            row(
+                "TimingBloom 4-bit",
+                "probabilistic-rs 0.6",
+                op,
+                bytes,
+                &p,
+                t,
+                "FPR",
+                fpr,
+            )
+            .with_fnr(fnr),
+        );
+    }
+    Ok(())
+}
+
 /// Runs every pair at every size and prints the report.
 pub fn run(args: &Args, out: &Output) -> Result<(), String> {
     out.emit(&report(args, out)?)
@@ -715,7 +916,7 @@ fn report(args: &Args, out: &Output) -> Result<PeersReport, String> {
         .map(crate::size::parse_size)
         .collect::<Result<Vec<_>, _>>()?;
     let core = crate::latency::pin(a.core)?;
-    let bar = out.progress(sizes.len() * 6);
+    let bar = out.progress(sizes.len() * 7);
     let mut rows = Vec::new();
     for &bytes in &sizes {
         bar.set_message(crate::size::size_name(bytes));
@@ -730,6 +931,8 @@ fn report(args: &Args, out: &Output) -> Result<PeersReport, String> {
         boom::<W1>(1, bytes, a, &mut rows)?;
         bar.inc(1);
         spectral(bytes, a, &mut rows)?;
+        bar.inc(1);
+        timing(bytes, a, &mut rows)?;
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -746,7 +949,9 @@ mod tests {
     use super::*;
 
     /// The quick run: every pair measured, times positive, rates in
-    /// [0, 1]; the Stable pairs with both sides' false-negative rates, and
+    /// [0, 1]; the Stable and Timing pairs with both sides' false-negative
+    /// rates, none for the Timing pair's keys within the window (ours by
+    /// its guarantee, theirs as `w` is the span its levels keep), and
     /// fresh-key FPRs that are rates, not noise: above 0, below a half.
     #[test]
     fn quick_run_measures_every_pair() {
@@ -762,12 +967,12 @@ mod tests {
             quiet: true,
         };
         let r = report(&args, &out).unwrap();
-        assert_eq!(r.rows.len(), 4 + 2 + 2 + 2 + 2 + 4);
+        assert_eq!(r.rows.len(), 4 + 2 + 2 + 2 + 2 + 4 + 2);
         for row in &r.rows {
             assert!(row.ours_ns > 0.0 && row.theirs_ns > 0.0, "{row:?}");
             assert!((0.0..=1.0).contains(&row.ours_rate), "{row:?}");
             assert!((0.0..=1.0).contains(&row.theirs_rate), "{row:?}");
-            let forgets = row.ours.starts_with("StableBloom");
+            let forgets = row.ours.starts_with("StableBloom") || row.ours.starts_with("Timing");
             assert_eq!(row.ours_fnr.is_some(), forgets, "{row:?}");
             assert_eq!(row.theirs_fnr.is_some(), forgets, "{row:?}");
             for fnr in [row.ours_fnr, row.theirs_fnr].into_iter().flatten() {
@@ -776,6 +981,13 @@ mod tests {
             if forgets {
                 assert!(row.ours_rate > 0.0 && row.ours_rate < 0.5, "{row:?}");
                 assert!(row.theirs_rate > 0.0 && row.theirs_rate < 0.5, "{row:?}");
+            }
+            if row.ours.starts_with("Timing") {
+                assert_eq!(
+                    (row.ours_fnr, row.theirs_fnr),
+                    (Some(0.0), Some(0.0)),
+                    "{row:?}"
+                );
             }
         }
     }
