@@ -665,6 +665,7 @@ impl crate::output::Report for Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stream::QUIET;
     use crate::{Cli, Command};
     use clap::Parser;
     use std::io::Cursor;
@@ -673,13 +674,6 @@ mod tests {
         match Cli::try_parse_from(line.split_whitespace())?.command {
             Command::Count(args) => Ok(args),
             other => panic!("parsed as {other:?}"),
-        }
-    }
-
-    fn quiet() -> Output {
-        Output {
-            json: false,
-            quiet: true,
         }
     }
 
@@ -700,7 +694,7 @@ mod tests {
 
     fn run_on(line: &str, data: Vec<u8>) -> Result<Report, String> {
         let args = parse(line).map_err(|e| e.to_string())?;
-        let mut input = Input::open_with("-", &quiet(), || Box::new(Cursor::new(data)))?;
+        let mut input = Input::open_with("-", &QUIET, || Box::new(Cursor::new(data)))?;
         count(&args, &mut input)
     }
 
@@ -874,7 +868,7 @@ mod tests {
         assert!(err("streambloom-bench count - --policy xx").contains("xx"));
         let e = run(
             &parse("streambloom-bench count /nonexistent/lines.txt").unwrap(),
-            &quiet(),
+            &QUIET,
         )
         .unwrap_err();
         assert!(e.contains("cannot open"), "{e}");

@@ -507,6 +507,7 @@ impl crate::output::Report for Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stream::QUIET;
     use crate::{Cli, Command};
     use clap::Parser;
     use std::io::Cursor;
@@ -515,13 +516,6 @@ mod tests {
         match Cli::try_parse_from(line.split_whitespace())?.command {
             Command::Dedup(args) => Ok(args),
             other => panic!("parsed as {other:?}"),
-        }
-    }
-
-    fn quiet() -> Output {
-        Output {
-            json: false,
-            quiet: true,
         }
     }
 
@@ -541,7 +535,7 @@ mod tests {
     /// the report and the lines written.
     fn run_on(line: &str, data: Vec<u8>) -> Result<(Report, Vec<u8>), String> {
         let args = parse(line).map_err(|e| e.to_string())?;
-        let mut input = Input::open_with("-", &quiet(), || Box::new(Cursor::new(data)))?;
+        let mut input = Input::open_with("-", &QUIET, || Box::new(Cursor::new(data)))?;
         let mut out = Vec::new();
         let report = dedup(&args, &mut input, &mut out)?;
         Ok((report, out))
@@ -621,7 +615,7 @@ mod tests {
         };
         let mut out = pipe(std::io::ErrorKind::BrokenPipe);
         let mut input =
-            Input::open_with("-", &quiet(), || Box::new(Cursor::new(data.clone()))).unwrap();
+            Input::open_with("-", &QUIET, || Box::new(Cursor::new(data.clone()))).unwrap();
         let report = dedup(&args, &mut input, &mut out).unwrap();
         assert!(
             report.lines < 20_000 && report.lines > 0,
@@ -630,7 +624,7 @@ mod tests {
         );
         assert!(data.starts_with(&out.taken) && !out.taken.is_empty());
         let mut out = pipe(std::io::ErrorKind::PermissionDenied);
-        let mut input = Input::open_with("-", &quiet(), || Box::new(Cursor::new(data))).unwrap();
+        let mut input = Input::open_with("-", &QUIET, || Box::new(Cursor::new(data))).unwrap();
         let e = dedup(&args, &mut input, &mut out).unwrap_err();
         assert!(e.contains("cannot write the lines"), "{e}");
     }
@@ -754,7 +748,7 @@ mod tests {
         );
         let e = run(
             &parse("streambloom-bench dedup /nonexistent/lines.txt").unwrap(),
-            &quiet(),
+            &QUIET,
         )
         .unwrap_err();
         assert!(e.contains("/nonexistent/lines.txt"), "{e}");

@@ -129,14 +129,8 @@ impl<'a> Input<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stream::QUIET;
     use std::io::Cursor;
-
-    fn quiet() -> Output {
-        Output {
-            json: false,
-            quiet: true,
-        }
-    }
 
     fn all(input: &mut Input<'_>) -> Vec<Vec<u8>> {
         let mut lines = Vec::new();
@@ -151,7 +145,7 @@ mod tests {
     #[test]
     fn lines_are_raw_bytes() {
         let data = b"a\n\xff\xfe\r\n\nlast".to_vec();
-        let mut input = Input::open_with("-", &quiet(), || Box::new(Cursor::new(data))).unwrap();
+        let mut input = Input::open_with("-", &QUIET, || Box::new(Cursor::new(data))).unwrap();
         assert_eq!(
             all(&mut input),
             [
@@ -171,16 +165,16 @@ mod tests {
         let path = std::env::temp_dir().join(format!("sb-input-{}.txt", std::process::id()));
         std::fs::write(&path, b"x\ny\n").unwrap();
         let name = path.to_string_lossy().into_owned();
-        let mut input = Input::open(&name, &quiet()).unwrap();
+        let mut input = Input::open(&name, &QUIET).unwrap();
         assert_eq!(all(&mut input), [b"x".to_vec(), b"y".to_vec()]);
         std::fs::remove_file(&path).unwrap();
-        let missing = Input::open(&name, &quiet()).err().unwrap();
+        let missing = Input::open(&name, &QUIET).err().unwrap();
         assert!(
             missing.contains("cannot open") && missing.contains(&name),
             "{missing}"
         );
         let dir = std::env::temp_dir().to_string_lossy().into_owned();
-        let err = Input::open(&dir, &quiet()).err().unwrap();
+        let err = Input::open(&dir, &QUIET).err().unwrap();
         assert!(err.contains("directory"), "{err}");
     }
 }

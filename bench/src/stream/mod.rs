@@ -22,6 +22,13 @@ mod top;
 
 use crate::size::parse_size;
 
+/// The output options the tests run the commands with: no progress bar.
+#[cfg(test)]
+pub(crate) const QUIET: crate::output::Output = crate::output::Output {
+    json: false,
+    quiet: true,
+};
+
 /// The seed when `--seed` is not given: fixed, so that runs repeat.
 pub const DEFAULT_SEED: u64 = 0x5EED_5EED;
 
