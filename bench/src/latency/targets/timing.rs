@@ -4,11 +4,12 @@
 //! other are the price of inference.
 
 use streambloom::analysis::timing::Distinct;
+use streambloom::hash::{self, DefaultHasher};
 use streambloom::timing::{Layout, TimingBloom, TimingParams};
 use streambloom::{Isa, W8};
 
 use super::super::sampler::SEED;
-use super::{Target, K};
+use super::{on_pages, Memory, Target, K};
 
 /// The Timing filter targets.
 pub fn targets() -> Vec<Target> {
@@ -19,13 +20,15 @@ pub fn targets() -> Vec<Target> {
                     k = 5, 8-bit timers, w = cells/4, B and padding planned; items from \
                     a universe of 2w",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                let (mut f, universe) = timing(bytes, isa)?;
-                plan.measure(bytes, |h| {
-                    let x = h % universe;
-                    let found = f.contains_hash(x);
-                    f.insert_hash(x);
-                    found
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let (mut f, universe) = timing(&mut mem, bytes, isa)?;
+                    plan.measure(bytes, |h| {
+                        let x = h % universe;
+                        let found = f.contains_hash(x);
+                        f.insert_hash(x);
+                        found
+                    })
                 })
             },
         },
@@ -34,29 +37,41 @@ pub fn targets() -> Vec<Target> {
             about: "timing-standard with decide_hash (evidence, posterior under a \
                     uniform stream of 2w items, least-penalty answer) as the query",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                let (mut f, universe) = timing(bytes, isa)?;
-                let prior = 1.0 / universe as f64;
-                plan.measure(bytes, |h| {
-                    let x = h % universe;
-                    // A prior in [0, 1] and positive penalties: never an error.
-                    let answer = f.decide_hash(x, prior, 1.0, 1.0).unwrap_or(false);
-                    f.insert_hash(x);
-                    answer
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let (mut f, universe) = timing(&mut mem, bytes, isa)?;
+                    let prior = 1.0 / universe as f64;
+                    plan.measure(bytes, |h| {
+                        let x = h % universe;
+                        // A prior in [0, 1] and positive penalties: never an error.
+                        let answer = f.decide_hash(x, prior, 1.0, 1.0).unwrap_or(false);
+                        f.insert_hash(x);
+                        answer
+                    })
                 })
             },
         },
     ]
 }
 
+/// The filter measured, its timers in `S`.
+type Filter<S> = TimingBloom<W8, S, DefaultHasher>;
+
 /// `bytes` of 8-bit timers, k = [`K`], window `w = bytes/4` (32 bits of
 /// timers an item in the window), block size and padding by
-/// [`TimingParams::plan`]; the universe of `2w` items the targets draw.
-fn timing(bytes: usize, isa: Isa) -> Result<(TimingBloom<W8>, u64), String> {
+/// [`TimingParams::plan`], from `mem`; the universe of `2w` items the targets
+/// draw.
+fn timing<M: Memory>(
+    mem: &mut M,
+    bytes: usize,
+    isa: Isa,
+) -> Result<(Filter<M::Storage<'_>>, u64), String> {
     let window = (bytes / 4).max(1) as u64;
     let params = TimingParams::plan::<W8>(bytes, K, window, 8, Layout::OneBlock)
         .map_err(|e| e.to_string())?;
-    let mut f = TimingBloom::<W8>::new(params, SEED).map_err(|e| e.to_string())?;
+    let storage = mem.zeroed(params.blocks::<W8>().map_err(|e| e.to_string())?)?;
+    let mut f = Filter::with_storage(params, storage, hash::seeded_hasher(SEED))
+        .map_err(|e| e.to_string())?;
     f.set_isa(isa).map_err(|e| e.to_string())?;
     let universe = 2 * window;
     f.set_stream(Distinct::uniform(universe as f64).map_err(|e| e.to_string())?);
