@@ -40,8 +40,9 @@
 use serde::Serialize;
 use streambloom::Isa;
 
+use crate::latency::pin;
 use crate::latency::sampler::{timer_overhead_ns, Plan};
-use crate::latency::{pin, targets};
+use crate::latency::targets::{self, Pages};
 use crate::output::{num, pinned, Align, Output, Report, Table};
 use crate::repro::compact;
 use crate::size::size_name;
@@ -246,8 +247,9 @@ fn measure(args: &Args, out: &Output) -> Result<ClaimsReport, String> {
             .iter()
             .find(|t| t.name == name)
             .ok_or_else(|| format!("no latency target `{name}`"))?;
-        let summary = (t.run)(bytes, isa, &plan).map_err(|e| format!("{name}: {e}"))?;
-        Ok(summary.p50)
+        let measured =
+            (t.run)(bytes, isa, Pages::Base, &plan).map_err(|e| format!("{name}: {e}"))?;
+        Ok(measured.summary.p50)
     };
     let specs = specs(args.quick);
     let bar = out.progress(specs.len() + 1);

@@ -35,9 +35,9 @@ pub enum Error {
         /// The length given.
         found: usize,
     },
-    /// The allocator could not provide a filter's memory (owned storage
-    /// only): the machine lacks `bytes` bytes, or the allocator refused
-    /// them. Sizes past `isize::MAX` bytes never reach the allocator: they
+    /// The allocator could not provide a filter's memory (owned storage, or
+    /// a `store::HugePages` map): the machine lacks `bytes` bytes, or the
+    /// allocator (or the kernel) refused them. Sizes past `isize::MAX` bytes never reach the allocator: they
     /// are a [`Error::Parameter`] error.
     Allocation {
         /// The bytes asked for.

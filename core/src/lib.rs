@@ -78,7 +78,9 @@
 //!
 //! `alloc` (owned storage, windows; ahash as the default hasher), `std`
 //! (default: `alloc`, random seeds), `serde` (`Serialize`/`Deserialize`
-//! of filters with a portable hasher, as their [`format`] bytes). Without them nothing needs an
+//! of filters with a portable hasher, as their [`format`] bytes),
+//! `huge-pages` (`std`, and `store::HugePages`: storage for big filters in
+//! memory advised for transparent huge pages). Without them nothing needs an
 //! allocator: filters live in caller-provided blocks and
 //! [`hash::DefaultHasher`] is foldhash.
 #![no_std]

@@ -5,7 +5,8 @@
 //! Storage is anything that is `AsRef<[Block]> + AsMut<[Block]>`: a
 //! `Vec<Block>` or `Box<[Block]>` (with `alloc`), an array `[Block; N]`, or a
 //! `&mut [Block]` borrowed from a static buffer, so a filter never needs an
-//! allocator.
+//! allocator; with feature `huge-pages`, `HugePages`, a memory map advised
+//! for transparent huge pages, for filters far larger than the TLB's reach.
 //!
 //! Cells are numbered across blocks: cell `i` is cell `i % W::CELLS` of block
 //! `i / W::CELLS`. Runs of consecutive cells (eviction, sweeps) follow that
@@ -13,6 +14,11 @@
 
 use crate::{Error, Result};
 use streambloom_kernels::{Backend, Block, Engine, Isa, Kernels, Ops, Width, cell, set_cell};
+
+#[cfg(feature = "huge-pages")]
+mod huge;
+#[cfg(feature = "huge-pages")]
+pub use huge::HugePages;
 
 /// The chunk of the `*_batch` operations' prefetch: they prefetch a chunk
 /// of this many items, then work on the one before it, so an item is

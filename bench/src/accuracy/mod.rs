@@ -35,13 +35,14 @@ use streambloom::hash::mix64;
 use streambloom::stable::{Eviction, StableParams};
 use streambloom::{Isa, Layout, W8};
 
-use crate::latency::sampler::{timer_overhead_ns, Plan};
-use crate::latency::{pin, targets};
+use crate::latency::pin;
+use crate::latency::sampler::{timer_overhead_ns, Measured, Plan};
+use crate::latency::targets::{self, Pages};
 use crate::output::Output;
 use crate::repro::spectral::reference::{Family, Flat, FlatMs, Hashing};
 use crate::repro::spectral::workload::Counts;
 use crate::size::size_name;
-use crate::stats::{self, Summary};
+use crate::stats;
 use classic::FlatClassic;
 use report::{Report, Row};
 use stable::FlatStable;
@@ -176,7 +177,7 @@ pub fn run(args: &Args, out: &Output) -> Result<(), String> {
 }
 
 /// Measures an operation over a filter of the given bytes.
-type Measure = Box<dyn Fn(usize, &Plan) -> Result<Summary, String>>;
+type Measure = Box<dyn Fn(usize, &Plan) -> Result<Measured, String>>;
 
 /// A latency measurement: one filter in one column.
 struct Job {
@@ -202,7 +203,7 @@ fn jobs(isa: Isa) -> Result<Vec<Job>, String> {
             filter,
             about,
             column,
-            run: Box::new(move |bytes, plan| run(bytes, isa, plan)),
+            run: Box::new(move |bytes, plan| run(bytes, isa, Pages::Base, plan)),
         })
     };
     let classic = "insert_batch_hash, k = 5 (unblocked: insert, k independent bits)";
@@ -289,7 +290,7 @@ pub fn measure(scale: &Scale, seed: u64, out: &Output) -> Result<Report, String>
                 bar.set_message(format!("latency {} {}", job.filter, size_name(bytes)));
                 let s = (job.run)(bytes, &plan)
                     .map_err(|e| format!("{} {}: {e}", job.filter, size_name(bytes)))?;
-                p50[j].push(s.p50);
+                p50[j].push(s.summary.p50);
                 bar.inc(1);
             }
         }

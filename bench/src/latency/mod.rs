@@ -18,7 +18,16 @@
 //!    `Instant` pair; the clock's cost is subtracted and the rest divided by
 //!    64. One sample is the mean per-item cost of one batch.
 //! 5. Reported: p50, p99 and p99.9 of these samples, their mean, and the
-//!    throughput 1 / mean (items per second).
+//!    throughput 1 / mean (items per second); and the process's memory on
+//!    transparent huge pages when the sampling ended (`AnonHugePages`, Linux),
+//!    which shows whether a target's memory is on huge pages.
+//!
+//! Each target's memory is on the pages `--pages` asks for: a `Vec` of
+//! blocks on the system's base pages (`4k`, the default), or a
+//! [`streambloom::store::HugePages`] map, lent to the filter as a slice
+//! (`huge`) or owned by it (`huge-owned`, which re-checks the map's view on
+//! every access); with several, the rows of a target, ISA and size are
+//! measured one after the other.
 //!
 //! The 64 items of a batch are independent, so the CPU overlaps their
 //! memory accesses as it would in a stream: a sample is the per-item cost a
@@ -44,7 +53,8 @@ use streambloom::Isa;
 use crate::output::Output;
 use crate::size::{parse_size, size_name};
 use report::{Report, Row};
-use sampler::{timer_overhead_ns, Plan, BATCH};
+use sampler::{timer_overhead_ns, Measured, Plan, BATCH};
+use targets::Pages;
 
 /// The method, for `latency --help`.
 pub const LONG_ABOUT: &str = "\
@@ -61,6 +71,14 @@ Items of a batch overlap in the CPU as in a stream, so this is the
 per-item cost in a stream, not the latency of one isolated item. Before
 sampling, every target is warmed up with twice as many items as it has
 cache lines (at least 2^20; 2^16 with --quick).
+
+With --pages 4k,huge each target runs with its memory on base pages and
+then in a streambloom::store::HugePages map (advised for transparent huge
+pages) lent to the filter as a slice; huge-owned has the filter own the
+map. The THP MiB column is the process's AnonHugePages when the row's
+sampling ended (Linux), which shows whether huge pages were obtained. Check
+/sys/kernel/mm/transparent_hugepage/enabled: with `never` there are none,
+with `always` big Vecs get them too.
 
 Build with --release: a debug build's timings mean nothing.";
 
@@ -114,6 +132,13 @@ pub struct Args {
     /// CPU has]
     #[arg(long = "isa", value_name = "NAME", value_delimiter = ',', value_parser = parse_isa)]
     pub isas: Vec<Isa>,
+    /// The pages each target's memory is on, comma-separated: 4k (a Vec on
+    /// the system's base pages), huge (a map advised for transparent huge
+    /// pages, streambloom::store::HugePages, lent to the filter) and
+    /// huge-owned (the map owned by the filter); each target runs on each,
+    /// one after the other [default: 4k]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    pub pages: Vec<Pages>,
     /// A smoke run of a few seconds: fewer batches, sizes and warm-up items
     #[arg(long)]
     pub quick: bool,
@@ -167,7 +192,8 @@ struct Job {
     target: &'static str,
     isa: Option<Isa>,
     bytes: usize,
-    run: fn(usize, Isa, &Plan) -> Result<crate::stats::Summary, String>,
+    pages: Pages,
+    run: fn(usize, Isa, Pages, &Plan) -> Result<Measured, String>,
 }
 
 impl Args {
@@ -181,27 +207,37 @@ impl Args {
         }
     }
 
-    /// The selected measurements, by size, then target, then ISA.
+    fn pages(&self) -> Vec<Pages> {
+        if self.pages.is_empty() {
+            vec![Pages::Base]
+        } else {
+            self.pages.clone()
+        }
+    }
+
+    /// The selected measurements, by size, then target, then ISA, then
+    /// pages (so a target's rows on either pages are measured back to back).
     fn jobs(&self) -> Vec<Job> {
-        let isas: Vec<Isa> = Isa::available()
+        let isas: Vec<Option<Isa>> = Isa::available()
             .filter(|isa| self.isas.is_empty() || self.isas.contains(isa))
+            .map(Some)
             .collect();
+        let pages = self.pages();
         let mut jobs = Vec::new();
         for bytes in self.sizes() {
             for t in targets::all() {
                 if !self.targets.is_empty() && !self.targets.iter().any(|s| t.name.contains(s)) {
                     continue;
                 }
-                let job = |isa| Job {
-                    target: t.name,
-                    isa,
-                    bytes,
-                    run: t.run,
-                };
-                if t.per_isa {
-                    jobs.extend(isas.iter().map(|&isa| job(Some(isa))));
-                } else {
-                    jobs.push(job(None));
+                let isas = if t.per_isa { &isas[..] } else { &[None] };
+                for &isa in isas {
+                    jobs.extend(pages.iter().map(|&pages| Job {
+                        target: t.name,
+                        isa,
+                        bytes,
+                        pages,
+                        run: t.run,
+                    }));
                 }
             }
         }
@@ -232,15 +268,18 @@ fn measure(args: &Args, out: &Output) -> Result<Report, String> {
     let mut results = Vec::with_capacity(jobs.len());
     for job in jobs {
         let what = format!(
-            "{} {} {}",
+            "{} {} {} {}",
             job.target,
             job.isa.map_or("-", Isa::name),
+            job.pages.name(),
             size_name(job.bytes)
         );
         bar.set_message(what.clone());
-        let summary = (job.run)(job.bytes, job.isa.unwrap_or(Isa::Scalar), &plan)
+        let measured = (job.run)(job.bytes, job.isa.unwrap_or(Isa::Scalar), job.pages, &plan)
             .map_err(|e| format!("{what}: {e}"))?;
-        results.push(Row::new(job.target, job.isa, job.bytes, summary));
+        results.push(Row::new(
+            job.target, job.isa, job.bytes, job.pages, measured,
+        ));
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -302,6 +341,10 @@ mod tests {
         assert!(out.quiet && !out.json);
         let (a, _) = parse("streambloom-bench latency").unwrap();
         assert_eq!(a.sizes(), vec![16 << 10, 1 << 20, 64 << 20]);
+        assert_eq!(a.pages(), vec![Pages::Base]);
+        let (a, _) = parse("streambloom-bench latency --pages 4k,huge --sizes 512M").unwrap();
+        assert_eq!(a.pages(), vec![Pages::Base, Pages::Huge]);
+        assert_eq!(a.sizes(), vec![512 << 20]);
     }
 
     #[test]
@@ -311,6 +354,8 @@ mod tests {
         assert!(err("streambloom-bench latency --batches").contains("--batches"));
         assert!(err("streambloom-bench latency --bogus").contains("--bogus"));
         assert!(err("streambloom-bench latency --sizes 100").contains("multiple of 64"));
+        let e = err("streambloom-bench latency --pages 2m");
+        assert!(e.contains("4k") && e.contains("huge"), "{e}");
         let e = err("streambloom-bench latency --target bloom");
         assert!(
             e.contains("stable-observe") && e.contains("line-rmw"),
@@ -348,6 +393,29 @@ mod tests {
                 ("stable-sweep-batch", Some(Isa::Scalar), 16 << 10)
             ]
         );
+        // With both pages, each target's two rows are back to back.
+        let (a, _) =
+            parse("streambloom-bench latency --target line-r --sizes 64M,512M --pages 4k,huge")
+                .unwrap();
+        let jobs: Vec<_> = a
+            .jobs()
+            .iter()
+            .map(|j| (j.target, j.bytes, j.pages))
+            .collect();
+        let (m64, m512) = (64 << 20, 512 << 20);
+        assert_eq!(
+            jobs,
+            [
+                ("line-rmw", m64, Pages::Base),
+                ("line-rmw", m64, Pages::Huge),
+                ("line-read", m64, Pages::Base),
+                ("line-read", m64, Pages::Huge),
+                ("line-rmw", m512, Pages::Base),
+                ("line-rmw", m512, Pages::Huge),
+                ("line-read", m512, Pages::Base),
+                ("line-read", m512, Pages::Huge),
+            ]
+        );
         let (a, _) = parse("streambloom-bench latency --quick").unwrap();
         let per_size = targets::all()
             .iter()
@@ -367,11 +435,11 @@ mod tests {
     #[test]
     fn json_holds_the_table() {
         let (a, table_out) = parse(
-            "streambloom-bench latency --quick --quiet --sizes 4K --batches 3 --target probe,rmw",
+            "streambloom-bench latency --quick --quiet --sizes 4K --batches 3 --target probe,rmw --pages huge,4k",
         )
         .unwrap();
         let report = measure(&a, &table_out).unwrap();
-        assert_eq!(report.results.len(), Isa::available().count() + 1);
+        assert_eq!(report.results.len(), 2 * (Isa::available().count() + 1));
         let json_out = Output {
             json: true,
             ..table_out
@@ -393,12 +461,14 @@ mod tests {
             let expected = [
                 row["target"].as_str().unwrap().to_owned(),
                 row["isa"].as_str().unwrap_or("-").to_owned(),
+                row["pages"].as_str().unwrap().to_owned(),
                 size_name(row["bytes"].as_u64().unwrap() as usize),
                 crate::output::num(f("p50_ns"), 2),
                 crate::output::num(f("p99_ns"), 2),
                 crate::output::num(f("p999_ns"), 2),
                 crate::output::num(f("mean_ns"), 2),
                 crate::output::num(f("items_per_s").map(|r| r / 1e6), 1),
+                crate::output::num(f("anon_huge_bytes").map(|b| b / f64::from(1 << 20)), 0),
             ];
             assert_eq!(cells.as_slice(), expected.as_slice());
         }

@@ -3,10 +3,10 @@
 //! `line-read` for queries).
 
 use streambloom::hash;
-use streambloom::{Block, Isa, Width, W8};
+use streambloom::{Block, Isa, Storage, Width, W8};
 use streambloom_kernels::Kernels;
 
-use super::{Target, K};
+use super::{on_pages, Memory, Target, K};
 
 /// The baseline targets.
 pub fn targets() -> Vec<Target> {
@@ -16,9 +16,11 @@ pub fn targets() -> Vec<Target> {
             about: "kernel-level proxy of a one-line filter: pick a block and 5 8-bit cells \
                     from the hash, any_zero on them, then assign them 255",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                let mut t = ProbeSet::new(bytes, isa)?;
-                plan.measure(bytes, |h| t.op(h))
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let mut t = ProbeSet::new(&mut mem, bytes, isa)?;
+                    plan.measure(bytes, |h| t.op(h))
+                })
             },
         },
         Target {
@@ -26,9 +28,11 @@ pub fn targets() -> Vec<Target> {
             about: "the memory limit: one random cache-line read-modify-write per item in a \
                     buffer of the same size (runs no kernel: once per size)",
             per_isa: false,
-            run: |bytes, _, plan| {
-                let mut t = LineRmw::new(bytes)?;
-                plan.measure(bytes, |h| t.op(h))
+            run: |bytes, _, pages, plan| {
+                on_pages!(pages, mem => {
+                    let mut t = LineRmw::new(&mut mem, bytes)?;
+                    plan.measure(bytes, |h| t.op(h))
+                })
             },
         },
         Target {
@@ -36,12 +40,11 @@ pub fn targets() -> Vec<Target> {
             about: "the query limit: one random cache-line read per item in a buffer of the \
                     same size (runs no kernel: once per size)",
             per_isa: false,
-            run: |bytes, _, plan| {
-                let mut t = LineRmw::new(bytes)?;
-                // Written once, so the reads reach memory: untouched
-                // zeroed pages all map to one shared page.
-                t.lines.iter_mut().for_each(|line| line.0[0] = 1);
-                plan.measure(bytes, |h| t.read(h))
+            run: |bytes, _, pages, plan| {
+                on_pages!(pages, mem => {
+                    let t = LineRmw::written(&mut mem, bytes)?;
+                    plan.measure(bytes, |h| t.read(h))
+                })
             },
         },
     ]
@@ -49,14 +52,20 @@ pub fn targets() -> Vec<Target> {
 
 /// Kernel-level proxy of a one-line filter: probe `K` 8-bit cells of one
 /// block, then set them to the maximum, through the kernel table of one
-/// [`Isa`] (what a Stable Bloom filter's observe does, less the eviction).
-struct ProbeSet {
-    blocks: Vec<Block>,
+/// [`Isa`] (what a Stable Bloom filter's observe does, less the eviction),
+/// in blocks held by `S`.
+struct ProbeSet<S> {
+    blocks: S,
     kernels: &'static Kernels<W8>,
 }
 
-impl ProbeSet {
-    fn new(bytes: usize, isa: Isa) -> Result<ProbeSet, String> {
+impl<S: Storage> ProbeSet<S> {
+    /// Over `bytes` of blocks from `mem`, with `isa`'s kernels.
+    fn new<'a, M: Memory<Storage<'a> = S>>(
+        mem: &'a mut M,
+        bytes: usize,
+        isa: Isa,
+    ) -> Result<ProbeSet<S>, String> {
         let blocks = bytes / Block::BYTES;
         if blocks == 0 {
             return Err(format!("{bytes} bytes hold no block"));
@@ -64,7 +73,7 @@ impl ProbeSet {
         let kernels =
             Kernels::for_isa(isa).ok_or_else(|| format!("{} is not available", isa.name()))?;
         Ok(ProbeSet {
-            blocks: vec![Block::ZERO; blocks],
+            blocks: mem.zeroed(blocks)?,
             kernels,
         })
     }
@@ -72,9 +81,10 @@ impl ProbeSet {
     /// Whether every cell of `h` was set before (then sets them all).
     #[inline(always)]
     fn op(&mut self, h: u64) -> bool {
-        let probe = hash::probe::<W8>(h, self.blocks.len(), K);
+        let blocks = self.blocks.as_mut();
+        let probe = hash::probe::<W8>(h, blocks.len(), K);
         let kernels = self.kernels;
-        let block = &mut self.blocks[probe.block];
+        let block = &mut blocks[probe.block];
         let seen = !kernels.any_zero(block, probe.mask);
         kernels.assign(block, probe.mask, W8::MAX);
         seen
@@ -82,27 +92,44 @@ impl ProbeSet {
 }
 
 /// The memory limit: one random cache-line read-modify-write per item, the
-/// least any filter that touches one line per item can cost.
-struct LineRmw {
-    lines: Vec<Block>,
+/// least any filter that touches one line per item can cost; the lines
+/// held by `S`.
+struct LineRmw<S> {
+    lines: S,
 }
 
-impl LineRmw {
-    fn new(bytes: usize) -> Result<LineRmw, String> {
+impl<S: Storage> LineRmw<S> {
+    /// Over `bytes` of lines from `mem`.
+    fn new<'a, M: Memory<Storage<'a> = S>>(
+        mem: &'a mut M,
+        bytes: usize,
+    ) -> Result<LineRmw<S>, String> {
         let lines = bytes / Block::BYTES;
         if lines == 0 {
             return Err(format!("{bytes} bytes hold no cache line"));
         }
         Ok(LineRmw {
-            lines: vec![Block::ZERO; lines],
+            lines: mem.zeroed(lines)?,
         })
+    }
+
+    /// [`LineRmw::new`] with every line written once, so that reads reach
+    /// memory: untouched zeroed pages all map to one shared page.
+    fn written<'a, M: Memory<Storage<'a> = S>>(
+        mem: &'a mut M,
+        bytes: usize,
+    ) -> Result<LineRmw<S>, String> {
+        let mut t = LineRmw::new(mem, bytes)?;
+        t.lines.as_mut().iter_mut().for_each(|line| line.0[0] = 1);
+        Ok(t)
     }
 
     /// Increments the first byte of the line of `h`; whether it wrapped.
     #[inline(always)]
     fn op(&mut self, h: u64) -> bool {
-        let i = hash::block_of(h, self.lines.len());
-        let byte = &mut self.lines[i].0[0];
+        let lines = self.lines.as_mut();
+        let i = hash::block_of(h, lines.len());
+        let byte = &mut lines[i].0[0];
         *byte = byte.wrapping_add(1);
         *byte == 0
     }
@@ -111,18 +138,38 @@ impl LineRmw {
     /// per item costs at least.
     #[inline(always)]
     fn read(&self, h: u64) -> u8 {
-        self.lines[hash::block_of(h, self.lines.len())].0[0]
+        let lines = self.lines.as_ref();
+        lines[hash::block_of(h, lines.len())].0[0]
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Heap, Huge, HugeOwned};
     use super::*;
 
     #[test]
     fn probe_set_sees_what_it_set() {
-        let mut t = ProbeSet::new(4096, Isa::Scalar).unwrap();
+        let mut t = ProbeSet::new(&mut Heap, 4096, Isa::Scalar).unwrap();
         assert!(!t.op(42));
         assert!(t.op(42));
+        let mut huge = Huge::default();
+        let mut t = ProbeSet::new(&mut huge, 4096, Isa::Scalar).unwrap();
+        assert!(!t.op(42));
+        assert!(t.op(42));
+    }
+
+    #[test]
+    fn line_rmw_counts_on_any_pages() {
+        let mut t = LineRmw::new(&mut Heap, 4096).unwrap();
+        assert!(!t.op(7));
+        assert_eq!(t.read(7), 1);
+        let mut t = LineRmw::new(&mut HugeOwned, 4096).unwrap();
+        assert!(!t.op(7));
+        assert_eq!(t.read(7), 1);
+        let mut huge = Huge::default();
+        let t = LineRmw::written(&mut huge, 4096).unwrap();
+        assert_eq!(t.read(7), 1);
+        assert!(LineRmw::new(&mut Huge::default(), 32).is_err());
     }
 }

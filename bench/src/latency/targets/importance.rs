@@ -3,13 +3,13 @@
 //! targets' cells and `P`, so that `importance-observe` beside
 //! `stable-observe` is the price of the importance map.
 
+use streambloom::hash::{self, DefaultHasher};
 use streambloom::importance::{Eviction, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
 use streambloom::stable::{Layout, StableParams};
-use streambloom::{Isa, W8};
+use streambloom::{Isa, Storage, W8};
 
-use super::super::sampler::{Plan, SEED};
-use super::{Target, K};
-use crate::stats::Summary;
+use super::super::sampler::{Measured, Plan, SEED};
+use super::{on_pages, Memory, Target, K};
 
 /// The Importance-aware filter targets.
 pub fn targets() -> Vec<Target> {
@@ -20,15 +20,21 @@ pub fn targets() -> Vec<Target> {
                     1..=50 cycling, linear map), random eviction: stable-observe's d = 3, \
                     K = 5 and P",
             per_isa: true,
-            run: |bytes, isa, plan| observe(importance(bytes, isa, Eviction::Random)?, bytes, plan),
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    observe(importance(&mut mem, bytes, isa, Eviction::Random)?, bytes, plan)
+                })
+            },
         },
         Target {
             name: "importance-by-value",
             about: "importance-observe with IBF-H's eviction: P non-zero cells drawn \
                     with probability 1/value, by rejection",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                observe(importance(bytes, isa, Eviction::ByValue)?, bytes, plan)
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    observe(importance(&mut mem, bytes, isa, Eviction::ByValue)?, bytes, plan)
+                })
             },
         },
     ]
@@ -37,7 +43,7 @@ pub fn targets() -> Vec<Target> {
 /// Measures `f.observe_hash` item by item, importance cycling over `1..=50`
 /// (by a compare, not `% 50`: the harness's own cost, which the Stable
 /// targets do not pay, kept to a couple of instructions).
-fn observe(mut f: ImportanceBloom<W8>, bytes: usize, plan: &Plan) -> Result<Summary, String> {
+fn observe<S: Storage>(mut f: Filter<S>, bytes: usize, plan: &Plan) -> Result<Measured, String> {
     let mut imp = 0;
     plan.measure(bytes, |h| {
         imp = if imp == 50 { 1 } else { imp + 1 };
@@ -46,9 +52,18 @@ fn observe(mut f: ImportanceBloom<W8>, bytes: usize, plan: &Plan) -> Result<Summ
     })
 }
 
+/// The filter measured, its cells in `S`.
+type Filter<S> = ImportanceBloom<W8, S, DefaultHasher>;
+
 /// `bytes` of 8-bit cells, d = 3, K = 5, P as the Stable targets plan it
-/// (at most 1 % false positives for the Stable filter, one block an item).
-fn importance(bytes: usize, isa: Isa, eviction: Eviction) -> Result<ImportanceBloom<W8>, String> {
+/// (at most 1 % false positives for the Stable filter, one block an item),
+/// from `mem`.
+fn importance<M: Memory>(
+    mem: &mut M,
+    bytes: usize,
+    isa: Isa,
+    eviction: Eviction,
+) -> Result<Filter<M::Storage<'_>>, String> {
     let stable = StableParams {
         cells: bytes,
         bits_per_cell: 3,
@@ -69,7 +84,9 @@ fn importance(bytes: usize, isa: Isa, eviction: Eviction) -> Result<ImportanceBl
         insert: Insert::ByImportance,
         map: ImportanceMap::Linear { top: 50 },
     };
-    let mut f = ImportanceBloom::<W8>::new(params, SEED).map_err(|e| e.to_string())?;
+    let storage = mem.zeroed(params.stable().blocks::<W8>().map_err(|e| e.to_string())?)?;
+    let mut f = Filter::with_storage(params, storage, hash::seeded_hasher(SEED))
+        .map_err(|e| e.to_string())?;
     f.set_isa(isa).map_err(|e| e.to_string())?;
     Ok(f)
 }

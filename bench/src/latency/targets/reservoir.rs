@@ -13,13 +13,13 @@
 //! targets are measured once per size.
 
 use streambloom::analysis::reservoir::forced_ones;
+use streambloom::hash::{self, DefaultHasher};
 use streambloom::reservoir::{ReservoirBloom, ReservoirParams, Reset};
 use streambloom::rng::Rng;
-use streambloom::{hash, Block};
+use streambloom::Storage;
 
-use super::super::sampler::{Plan, SEED};
-use super::Target;
-use crate::stats::Summary;
+use super::super::sampler::{Measured, Plan, SEED};
+use super::{on_pages, Memory, Target};
 
 /// The Reservoir-sampling filter targets.
 pub fn targets() -> Vec<Target> {
@@ -29,25 +29,33 @@ pub fn targets() -> Vec<Target> {
             about: "ReservoirBloom::observe_hash, k = 3 (the paper's plan at FPR_t = 0.1), \
                     p* = 0.03, in the forced phase; clears in the item's own block",
             per_isa: false,
-            run: |bytes, _, plan| observe(reservoir(bytes, Reset::OwnBlock)?, bytes, plan),
+            run: |bytes, _, pages, plan| on_pages!(pages, mem => observe(reservoir(&mut mem, bytes, Reset::OwnBlock)?, bytes, plan)),
         },
         Target {
             name: "reservoir-uniform",
             about: "reservoir-observe with the paper's uniform clears: a random block \
                     per sub-filter",
             per_isa: false,
-            run: |bytes, _, plan| observe(reservoir(bytes, Reset::Uniform)?, bytes, plan),
+            run: |bytes, _, pages, plan| on_pages!(pages, mem => observe(reservoir(&mut mem, bytes, Reset::Uniform)?, bytes, plan)),
         },
     ]
 }
 
+/// The filter measured, its bits in `S`.
+type Filter<S> = ReservoirBloom<S, DefaultHasher>;
+
 /// Measures `f.observe_hash` item by item.
-fn observe(mut f: ReservoirBloom, bytes: usize, plan: &Plan) -> Result<Summary, String> {
+fn observe<S: Storage>(mut f: Filter<S>, bytes: usize, plan: &Plan) -> Result<Measured, String> {
     plan.measure(bytes, |h| f.observe_hash(h))
 }
 
-/// `bytes` of memory planned the paper's way, in the forced phase.
-fn reservoir(bytes: usize, reset: Reset) -> Result<ReservoirBloom, String> {
+/// `bytes` of memory planned the paper's way, in the forced phase, from
+/// `mem`.
+fn reservoir<M: Memory>(
+    mem: &mut M,
+    bytes: usize,
+    reset: Reset,
+) -> Result<Filter<M::Storage<'_>>, String> {
     let params = ReservoirParams::plan(bytes * 8, 0.1)
         .map_err(|e| e.to_string())?
         .with_reset(reset);
@@ -55,17 +63,14 @@ fn reservoir(bytes: usize, reset: Reset) -> Result<ReservoirBloom, String> {
     let ones = forced_ones(model.clear_from as f64, model.k);
     let mut rng = Rng::new(SEED);
     let blocks = params.blocks().map_err(|e| e.to_string())?;
-    let storage: Vec<Block> = (0..blocks)
-        .map(|_| {
-            let mut block = Block::ZERO;
-            for byte in &mut block.0 {
-                for bit in 0..8 {
-                    *byte |= u8::from(rng.unit() < ones) << bit;
-                }
+    let mut storage = mem.zeroed(blocks)?;
+    for block in storage.as_mut() {
+        for byte in &mut block.0 {
+            for bit in 0..8 {
+                *byte |= u8::from(rng.unit() < ones) << bit;
             }
-            block
-        })
-        .collect();
+        }
+    }
     let hasher = hash::seeded_hasher(SEED);
     ReservoirBloom::restore(params, storage, hasher, model.forced_from).map_err(|e| e.to_string())
 }

@@ -4,12 +4,12 @@
 
 use std::hint::black_box;
 
+use streambloom::hash::{self, DefaultHasher};
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
-use streambloom::{Isa, W8};
+use streambloom::{Isa, Storage, W8};
 
-use super::super::sampler::{Plan, BATCH, SEED};
-use super::{Target, K};
-use crate::stats::Summary;
+use super::super::sampler::{Measured, Plan, BATCH, SEED};
+use super::{on_pages, Memory, Target, K};
 
 /// The Stable Bloom filter targets.
 pub fn targets() -> Vec<Target> {
@@ -20,9 +20,11 @@ pub fn targets() -> Vec<Target> {
                     whose blocked false-positive rate (predicted_fpr) is at most 1 % \
                     (random-start eviction)",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                let mut f = stable(bytes, isa, Eviction::Random, Layout::OneBlock)?;
-                plan.measure(bytes, |h| f.observe_hash(h))
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let mut f = stable(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?;
+                    plan.measure(bytes, |h| f.observe_hash(h))
+                })
             },
         },
         Target {
@@ -30,9 +32,11 @@ pub fn targets() -> Vec<Target> {
             about: "stable-observe with two blocks an item (Layout::TwoBlocks: 3 cells in \
                     one block, 2 in another), the same P",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                let mut f = stable(bytes, isa, Eviction::Random, Layout::TwoBlocks)?;
-                plan.measure(bytes, |h| f.observe_hash(h))
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let mut f = stable(&mut mem, bytes, isa, Eviction::Random, Layout::TwoBlocks)?;
+                    plan.measure(bytes, |h| f.observe_hash(h))
+                })
             },
         },
         Target {
@@ -40,12 +44,12 @@ pub fn targets() -> Vec<Target> {
             about: "the same filter through observe_batch_hash, 64 items a call, prefetching \
                     16 items ahead",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                observe_batches(
-                    stable(bytes, isa, Eviction::Random, Layout::OneBlock)?,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => observe_batches(
+                    stable(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?,
                     bytes,
                     plan,
-                )
+                ))
             },
         },
         Target {
@@ -53,21 +57,23 @@ pub fn targets() -> Vec<Target> {
             about: "stable-two-observe through observe_batch_hash, both lines of an item \
                     prefetched",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                observe_batches(
-                    stable(bytes, isa, Eviction::Random, Layout::TwoBlocks)?,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => observe_batches(
+                    stable(&mut mem, bytes, isa, Eviction::Random, Layout::TwoBlocks)?,
                     bytes,
                     plan,
-                )
+                ))
             },
         },
         Target {
             name: "stable-sweep",
             about: "the same filter with sweep eviction, item by item",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                let mut f = stable(bytes, isa, Eviction::Sweep, Layout::OneBlock)?;
-                plan.measure(bytes, |h| f.observe_hash(h))
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let mut f = stable(&mut mem, bytes, isa, Eviction::Sweep, Layout::OneBlock)?;
+                    plan.measure(bytes, |h| f.observe_hash(h))
+                })
             },
         },
         Target {
@@ -75,12 +81,12 @@ pub fn targets() -> Vec<Target> {
             about: "stable-sweep through observe_batch_hash, 64 items a call: the sweep's \
                     decrements made in one pass",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                observe_batches(
-                    stable(bytes, isa, Eviction::Sweep, Layout::OneBlock)?,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => observe_batches(
+                    stable(&mut mem, bytes, isa, Eviction::Sweep, Layout::OneBlock)?,
                     bytes,
                     plan,
-                )
+                ))
             },
         },
         Target {
@@ -88,16 +94,25 @@ pub fn targets() -> Vec<Target> {
             about: "StableBloom::contains_hash on the random-eviction filter in its steady \
                     state (8·m/P items observed first)",
             per_isa: true,
-            run: |bytes, isa, plan| {
-                let f = steady(bytes, isa)?;
-                plan.measure(bytes, |h| f.contains_hash(h))
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let f = steady(&mut mem, bytes, isa)?;
+                    plan.measure(bytes, |h| f.contains_hash(h))
+                })
             },
         },
     ]
 }
 
+/// The filter measured, its cells in `S`.
+type Stable<S> = StableBloom<W8, S, DefaultHasher>;
+
 /// Measures `f.observe_batch_hash` over batches of [`BATCH`] items.
-fn observe_batches(mut f: StableBloom<W8>, bytes: usize, plan: &Plan) -> Result<Summary, String> {
+fn observe_batches<S: Storage>(
+    mut f: Stable<S>,
+    bytes: usize,
+    plan: &Plan,
+) -> Result<Measured, String> {
     let mut out = [false; BATCH];
     plan.measure_batches(bytes, |batch| {
         // Equal lengths: the call cannot fail.
@@ -110,10 +125,20 @@ fn observe_batches(mut f: StableBloom<W8>, bytes: usize, plan: &Plan) -> Result<
 /// cell to be decremented 8 times on average, past `Max = 7`: the zero
 /// fraction is at its stable point. The items go in by the best kernels
 /// (only the measured queries run `isa`'s).
-fn steady(bytes: usize, isa: Isa) -> Result<StableBloom<W8>, String> {
-    let mut f = stable(bytes, Isa::detect(), Eviction::Random, Layout::OneBlock)?;
+fn steady<M: Memory>(
+    mem: &mut M,
+    bytes: usize,
+    isa: Isa,
+) -> Result<Stable<M::Storage<'_>>, String> {
+    let mut f = stable(
+        mem,
+        bytes,
+        Isa::detect(),
+        Eviction::Random,
+        Layout::OneBlock,
+    )?;
     let items = 8 * f.cells() / f.params().p;
-    let hashes: Vec<u64> = (0..items as u64).map(streambloom::hash::mix64).collect();
+    let hashes: Vec<u64> = (0..items as u64).map(hash::mix64).collect();
     f.insert_batch_hash(&hashes);
     f.set_isa(isa).map_err(|e| e.to_string())?;
     Ok(f)
@@ -123,13 +148,14 @@ fn steady(bytes: usize, isa: Isa) -> Result<StableBloom<W8>, String> {
 /// P the smallest that delivers at most 1 % false positives with one block
 /// an item (the blocked model, [`StableParams::with_smallest_p`]), in
 /// `layout` (the same P in both layouts, so that they differ only in the
-/// cells' lines).
-fn stable(
+/// cells' lines), its cells from `mem`.
+fn stable<M: Memory>(
+    mem: &mut M,
     bytes: usize,
     isa: Isa,
     eviction: Eviction,
     layout: Layout,
-) -> Result<StableBloom<W8>, String> {
+) -> Result<Stable<M::Storage<'_>>, String> {
     let params = StableParams {
         cells: bytes,
         bits_per_cell: 3,
@@ -141,7 +167,9 @@ fn stable(
     .with_smallest_p::<W8>(0.01)
     .map_err(|e| e.to_string())?;
     let params = StableParams { layout, ..params };
-    let mut f = StableBloom::<W8>::new(params, SEED).map_err(|e| e.to_string())?;
+    let storage = mem.zeroed(params.blocks::<W8>().map_err(|e| e.to_string())?)?;
+    let mut f = Stable::with_storage(params, storage, hash::seeded_hasher(SEED))
+        .map_err(|e| e.to_string())?;
     f.set_isa(isa).map_err(|e| e.to_string())?;
     Ok(f)
 }
