@@ -89,8 +89,8 @@ impl StableParams {
             ));
         }
         let blocks = store::blocks_for::<W>(self.cells)?;
-        // `blocks_for` checked that the blocks fit in memory, so the cells
-        // they hold fit in a usize.
+        // `blocks_for` checked that the cells the blocks hold fit in a
+        // usize.
         let m = blocks * W::CELLS;
         if self.p == 0 || self.p > m {
             return Err(Error::param(

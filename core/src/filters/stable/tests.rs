@@ -28,6 +28,21 @@ fn in_layout(p: StableParams, two: bool) -> StableParams {
     StableParams { layout, ..p }
 }
 
+/// A cell count whose whole blocks hold more cells than a `usize` counts
+/// (1-bit cells, 512 a block, in far fewer bytes than `isize::MAX`) is an
+/// error, not an overflow: found by the `filters_api` fuzz target.
+#[test]
+fn cells_past_usize_in_whole_blocks_are_an_error() {
+    let p = params(usize::MAX, 1, 3, 10, Eviction::Random);
+    for e in [
+        p.blocks::<W1>().unwrap_err(),
+        p.effective_cells::<W1>().unwrap_err(),
+        p.blocks::<W2>().unwrap_err(),
+    ] {
+        assert!(matches!(e, Error::Parameter { name: "cells", .. }), "{e}");
+    }
+}
+
 #[test]
 fn every_bad_input_is_an_error() {
     let ok = params(1024, 3, 3, 10, Eviction::Random);
