@@ -100,19 +100,14 @@ pub(crate) fn bytes_for(blocks: usize, name: &'static str, given: usize) -> Resu
 }
 
 /// Blocks needed for `cells` cells of width `W`, rounded up; an error for 0
-/// cells, for more blocks than fit in `isize::MAX` bytes, or for a cell
-/// count whose whole blocks (`blocks × W::CELLS` cells) overflow a `usize`,
-/// which narrow cells reach before the bytes do (a W1 block holds 512
-/// cells in 64 bytes): so every filter may count its cells in a `usize`.
+/// cells or for more blocks than fit in `isize::MAX` bytes.
 ///
 /// ```
 /// use streambloom::store::blocks_for;
-/// use streambloom::{W1, W4};
+/// use streambloom::W4;
 /// assert_eq!(blocks_for::<W4>(129), Ok(2)); // 128 cells a block
 /// assert!(blocks_for::<W4>(0).is_err());
 /// assert!(blocks_for::<W4>(usize::MAX).is_err());
-/// // 2^55 blocks are 2^61 bytes, but 2^64 cells.
-/// assert!(blocks_for::<W1>(usize::MAX).is_err());
 /// ```
 pub fn blocks_for<W: Width>(cells: usize) -> Result<usize> {
     blocks_named::<W>(cells, "cells")
@@ -126,9 +121,6 @@ pub(crate) fn blocks_named<W: Width>(cells: usize, name: &'static str) -> Result
     }
     let blocks = cells.div_ceil(W::CELLS);
     bytes_for(blocks, name, cells)?;
-    blocks
-        .checked_mul(W::CELLS)
-        .ok_or(Error::param(name, cells, TOO_LARGE))?;
     Ok(blocks)
 }
 

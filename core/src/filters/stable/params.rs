@@ -89,9 +89,14 @@ impl StableParams {
             ));
         }
         let blocks = store::blocks_for::<W>(self.cells)?;
-        // `blocks_for` checked that the cells the blocks hold fit in a
-        // usize.
-        let m = blocks * W::CELLS;
+        // `blocks_for` checked that the blocks fit in memory; the cells they
+        // hold may still overflow a usize when cells are narrower than a
+        // byte (a W1 block holds 512 cells in 64 bytes).
+        let m = blocks.checked_mul(W::CELLS).ok_or(Error::param(
+            "cells",
+            self.cells,
+            store::TOO_LARGE,
+        ))?;
         if self.p == 0 || self.p > m {
             return Err(Error::param(
                 "p",
