@@ -97,8 +97,8 @@ impl Isa {
     /// [`Isa::Avx512`] is left out even where the CPU has it. Timed against
     /// AVX2 on a CPU with both (AMD Zen 5, every filter's hot operations at
     /// 16 KiB, 1 MiB and 64 MiB: the README's *AVX-512 against AVX2*), it
-    /// gains at most 9 % (Stable and Spectral in cache), nothing out of
-    /// cache, and loses up to 7 % on Classic's two-block queries; on the
+    /// is 0.93–1.08× as fast: up to 8 % faster on Stable and Spectral in
+    /// cache, no faster on Classic, within 7 % either way out of cache; on the
     /// Intel server parts whose 512-bit instructions lower the clock it is
     /// unmeasured. A default that gains a few per cent on one CPU family and
     /// may lose on another is not taken. It stays selectable with

@@ -96,6 +96,7 @@ pub struct Args {
     pub delimiter: u8,
 }
 
+/// A rate in (0, 1), for `--fpr`.
 fn parse_fpr(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
@@ -103,6 +104,7 @@ fn parse_fpr(s: &str) -> Result<f64, String> {
     }
 }
 
+/// One ASCII byte other than a newline, or `\t` for a tab, for `--delimiter`.
 fn parse_delimiter(s: &str) -> Result<u8, String> {
     match s.as_bytes() {
         b"\\t" => Ok(b'\t'),

@@ -138,6 +138,7 @@ pub fn build(kind: Kind, req: &Request) -> Result<Box<dyn Dedup>, String> {
     })
 }
 
+/// The layout as the plan line prints it.
 fn layout_name(layout: Layout) -> &'static str {
     match layout {
         Layout::OneBlock => "one block",

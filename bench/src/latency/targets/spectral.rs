@@ -70,6 +70,7 @@ pub fn targets() -> Vec<Target> {
 /// The filter measured, its counters in `S`.
 type Filter<S> = Spectral<MinimumSelection, Blocked<W32, S>, DefaultHasher>;
 
+/// `insert_hash` item by item on an empty filter in `layout`.
 fn insert(
     bytes: usize,
     isa: Isa,
@@ -83,6 +84,7 @@ fn insert(
     })
 }
 
+/// `estimate_hash` item by item on a loaded filter in `layout`.
 fn estimate(
     bytes: usize,
     isa: Isa,
@@ -96,6 +98,7 @@ fn estimate(
     })
 }
 
+/// `insert_batch_hash` on an empty filter in `layout`.
 fn insert_batch(
     bytes: usize,
     isa: Isa,
@@ -109,6 +112,7 @@ fn insert_batch(
     })
 }
 
+/// `estimate_batch_hash` on a loaded filter in `layout`.
 fn estimate_batch(
     bytes: usize,
     isa: Isa,

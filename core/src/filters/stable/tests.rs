@@ -31,16 +31,34 @@ fn in_layout(p: StableParams, two: bool) -> StableParams {
 /// A cell count whose whole blocks hold more cells than a `usize` counts
 /// (1-bit cells, 512 a block, in far fewer bytes than `isize::MAX`) is an
 /// error, not an overflow: found by the `filters_api` fuzz target.
+/// Every width, at every cell count from the largest down to where its
+/// blocks fit: an error or a count that fits, never a panic; the largest
+/// counts are `cells` errors.
 #[test]
 fn cells_past_usize_in_whole_blocks_are_an_error() {
-    let p = params(usize::MAX, 1, 3, 10, Eviction::Random);
-    for e in [
-        p.blocks::<W1>().unwrap_err(),
-        p.effective_cells::<W1>().unwrap_err(),
-        p.blocks::<W2>().unwrap_err(),
-    ] {
-        assert!(matches!(e, Error::Parameter { name: "cells", .. }), "{e}");
+    fn check<W: Width>() {
+        let p = params(usize::MAX, 1, 3, 10, Eviction::Random);
+        for e in [
+            p.blocks::<W>().unwrap_err(),
+            p.effective_cells::<W>().unwrap_err(),
+        ] {
+            assert!(matches!(e, Error::Parameter { name: "cells", .. }), "{e}");
+        }
+        for shift in 0..12 {
+            for cells in [usize::MAX >> shift, (usize::MAX >> shift) - W::CELLS] {
+                let p = params(cells, 1, 3, 10, Eviction::Random);
+                if let Ok(m) = p.effective_cells::<W>() {
+                    assert!(m >= cells && m - cells < W::CELLS, "{cells}: {m}");
+                }
+            }
+        }
     }
+    check::<W1>();
+    check::<W2>();
+    check::<W4>();
+    check::<W8>();
+    check::<W16>();
+    check::<W32>();
 }
 
 #[test]
