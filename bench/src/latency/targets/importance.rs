@@ -1,14 +1,17 @@
 //! `ImportanceBloom` targets: observe item by item with Imp-insert (IBF-MC,
-//! random eviction) and with eviction by value (IBF-H), on the Stable
-//! targets' cells and `P`, so that `importance-observe` beside
-//! `stable-observe` is the price of the importance map.
+//! random eviction) and with eviction by value (IBF-H), and IBF-MC through
+//! the batch form, on the Stable targets' cells and `P`, so that
+//! `importance-observe` beside `stable-observe` (and `importance-batch`
+//! beside `stable-batch`) is the price of the importance map.
+
+use std::hint::black_box;
 
 use streambloom::hash::{self, DefaultHasher};
 use streambloom::importance::{Eviction, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
 use streambloom::stable::{Layout, StableParams};
 use streambloom::{Isa, Storage, W8};
 
-use super::super::sampler::{Measured, Plan, SEED};
+use super::super::sampler::{Measured, Plan, BATCH, SEED};
 use super::{on_pages, Memory, Target, K};
 
 /// The Importance-aware filter targets.
@@ -23,6 +26,17 @@ pub fn targets() -> Vec<Target> {
             run: |bytes, isa, pages, plan| {
                 on_pages!(pages, mem => {
                     observe(importance(&mut mem, bytes, isa, Eviction::Random)?, bytes, plan)
+                })
+            },
+        },
+        Target {
+            name: "importance-batch",
+            about: "importance-observe through observe_batch_hash, 64 items a call: the \
+                    Stable batch loop on the items' levels, prefetching",
+            per_isa: true,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    observe_batches(importance(&mut mem, bytes, isa, Eviction::Random)?, bytes, plan)
                 })
             },
         },
@@ -49,6 +63,22 @@ fn observe<S: Storage>(mut f: Filter<S>, bytes: usize, plan: &Plan) -> Result<Me
         imp = if imp == 50 { 1 } else { imp + 1 };
         // Importance in the map's domain: never an error.
         f.observe_hash(h, imp).unwrap_or(false)
+    })
+}
+
+/// Measures `f.observe_batch_hash` over batches of [`BATCH`] items,
+/// importances cycling over `1..=50`.
+fn observe_batches<S: Storage>(
+    mut f: Filter<S>,
+    bytes: usize,
+    plan: &Plan,
+) -> Result<Measured, String> {
+    let importances: [u32; BATCH] = std::array::from_fn(|i| (i % 50) as u32 + 1);
+    let mut out = [false; BATCH];
+    plan.measure_batches(bytes, |batch| {
+        // Equal lengths, importances in the map's domain: never an error.
+        let _ = f.observe_batch_hash(batch, &importances[..batch.len()], &mut out[..batch.len()]);
+        black_box(&out);
     })
 }
 

@@ -93,6 +93,10 @@ use crate::hash::DefaultHasher;
 use crate::stable::{StableBloom, StableParams};
 use crate::store::{DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, Width};
+
+/// Items a batch maps to levels (and, keyed, hashes) at a time, on the
+/// stack: the `no_std` batch forms allocate nothing.
+const CHUNK: usize = 64;
 use core::hash::{BuildHasher, Hash};
 
 /// The most uniform draws [`Eviction::ByValue`] makes per decrement it
@@ -624,13 +628,30 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
     ) -> Result<()> {
         Error::check_len("importances", keys.len(), importances.len())?;
         Error::check_len("duplicates", keys.len(), duplicates.len())?;
-        for ((key, &importance), out) in keys.iter().zip(importances).zip(duplicates) {
-            *out = self.observe(key, importance)?;
+        let mut hashes = [0u64; CHUNK];
+        for ((keys, importances), duplicates) in keys
+            .chunks(CHUNK)
+            .zip(importances.chunks(CHUNK))
+            .zip(duplicates.chunks_mut(CHUNK))
+        {
+            let hashes = &mut hashes[..keys.len()];
+            for (h, key) in hashes.iter_mut().zip(keys) {
+                *h = self.hash(key);
+            }
+            self.observe_batch_hash(hashes, importances, duplicates)?;
         }
         Ok(())
     }
 
     /// [`observe_batch`](Self::observe_batch) for keys already hashed.
+    ///
+    /// With random or sweep eviction it runs the Stable filter's batch
+    /// loop on the items' levels: out of cache the blocks of the items
+    /// [`LOOKAHEAD`](crate::store::LOOKAHEAD) places ahead are prefetched,
+    /// and the sweep's decrements are made in one pass where no item meets
+    /// them; the answers and the cells are those of
+    /// [`observe_hash`](Self::observe_hash) item by item. IBF-H's eviction
+    /// by value runs item by item.
     ///
     /// ```
     /// # use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};
@@ -653,8 +674,40 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
     ) -> Result<()> {
         Error::check_len("importances", hashes.len(), importances.len())?;
         Error::check_len("duplicates", hashes.len(), duplicates.len())?;
-        for ((&h, &importance), out) in hashes.iter().zip(importances).zip(duplicates) {
-            *out = self.observe_hash(h, importance)?;
+        if self.params.eviction == Eviction::ByValue {
+            for ((&h, &importance), out) in hashes.iter().zip(importances).zip(duplicates) {
+                *out = self.observe_hash(h, importance)?;
+            }
+            return Ok(());
+        }
+        // Chunks through the Stable filter's batch loop (prefetching, the
+        // sweep amortized), each item's level mapped first; an importance
+        // outside the domain ends the batch after the items before it.
+        let mut levels = [0u32; CHUNK];
+        for ((hashes, importances), duplicates) in hashes
+            .chunks(CHUNK)
+            .zip(importances.chunks(CHUNK))
+            .zip(duplicates.chunks_mut(CHUNK))
+        {
+            let mut valid = importances.len();
+            let mut refused = None;
+            for (i, (level, &importance)) in levels.iter_mut().zip(importances).enumerate() {
+                match self.level(importance) {
+                    Ok(v) => *level = v,
+                    Err(e) => {
+                        (valid, refused) = (i, Some(e));
+                        break;
+                    }
+                }
+            }
+            self.stable.observe_levels_batch_hash(
+                &hashes[..valid],
+                &levels[..valid],
+                &mut duplicates[..valid],
+            );
+            if let Some(e) = refused {
+                return Err(e);
+            }
         }
         Ok(())
     }

@@ -166,29 +166,98 @@ fn every_isa_gives_identical_cells() {
     }
 }
 
+/// The batch forms give item by item's answers and cells, in every
+/// eviction, layout and insert policy, at lengths around the batch chunk
+/// (64) and the prefetch distance, on a filter small enough for the sweep's
+/// put-off decrements to meet the items' blocks, and through the
+/// prefetching path of a filter that prefetches.
 #[test]
+#[cfg_attr(miri, ignore = "thousands of items in 36 configurations")]
 fn batches_equal_item_by_item() {
-    let params = params(4096, 3, 5, 10, Insert::ByImportance);
-    let mut one = ImportanceBloom::<W8>::new(params, 2).unwrap();
-    let mut batch = one.clone();
-    let keys: Vec<u64> = (0..crate::scaled(3000) as u64)
-        .map(|i| mix64(i) % 1000)
-        .collect();
-    let imps: Vec<u32> = (0..keys.len() as u32).map(|i| 1 + i % 50).collect();
-    let want: Vec<bool> = keys
-        .iter()
-        .zip(&imps)
-        .map(|(k, &i)| one.observe(k, i).unwrap())
-        .collect();
-    let mut got = vec![false; keys.len()];
-    batch.observe_batch(&keys, &imps, &mut got).unwrap();
-    assert_eq!(got, want);
-    assert!(batch == one);
-    let hashes: Vec<u64> = keys.iter().map(|k| one.hash(k)).collect();
-    let mut found = vec![false; keys.len()];
-    one.contains_batch_hash(&hashes, &mut found).unwrap();
-    let each: Vec<bool> = hashes.iter().map(|&h| one.contains_hash(h)).collect();
-    assert_eq!(found, each);
+    let inserts = [
+        Insert::Max,
+        Insert::TwoClass { important_from: 26 },
+        Insert::ByImportance,
+    ];
+    let evictions = [Eviction::Random, Eviction::Sweep, Eviction::ByValue];
+    for (cells, len) in [
+        (512, 0),
+        (512, 1),
+        (512, 63),
+        (1024, 65),
+        (4096, 3000),
+        (1 << 18, 700),
+    ] {
+        for eviction in evictions {
+            for layout in [Layout::OneBlock, Layout::TwoBlocks] {
+                for insert in inserts {
+                    let params = ImportanceParams {
+                        eviction,
+                        layout,
+                        ..params(cells, 3, 5, 10, insert)
+                    };
+                    let mut one = ImportanceBloom::<W8>::new(params, 2).unwrap();
+                    let mut batch = one.clone();
+                    let keys: Vec<u64> = (0..len as u64).map(|i| mix64(i) % 1000).collect();
+                    let imps: Vec<u32> = (0..len as u32).map(|i| 1 + i * 7 % 50).collect();
+                    let want: Vec<bool> = keys
+                        .iter()
+                        .zip(&imps)
+                        .map(|(k, &i)| one.observe(k, i).unwrap())
+                        .collect();
+                    let mut got = vec![false; len];
+                    batch.observe_batch(&keys, &imps, &mut got).unwrap();
+                    let at = (cells, len, eviction, layout, insert);
+                    assert_eq!(got, want, "{at:?}");
+                    assert!(batch == one, "{at:?}");
+                    let hashes: Vec<u64> = keys.iter().map(|k| one.hash(k)).collect();
+                    let mut found = vec![false; len];
+                    one.contains_batch_hash(&hashes, &mut found).unwrap();
+                    let each: Vec<bool> = hashes.iter().map(|&h| one.contains_hash(h)).collect();
+                    assert_eq!(found, each, "{at:?}");
+                }
+            }
+        }
+    }
+}
+
+/// An importance outside the map's domain ends a batch with its error,
+/// the items before it observed (answers and cells as item by item) and
+/// none after, wherever it falls in or across the chunks.
+#[test]
+fn a_refused_importance_ends_the_batch_after_the_items_before_it() {
+    for eviction in [Eviction::Random, Eviction::Sweep, Eviction::ByValue] {
+        for bad in [0, 1, 63, 64, 65, 150] {
+            let params = ImportanceParams {
+                eviction,
+                ..params(1024, 3, 5, 10, Insert::ByImportance)
+            };
+            let mut one = ImportanceBloom::<W8>::new(params, 3).unwrap();
+            let mut batch = one.clone();
+            let hashes: Vec<u64> = (0..200u64).map(mix64).collect();
+            let mut imps: Vec<u32> = (0..200u32).map(|i| 1 + i % 50).collect();
+            imps[bad] = 51;
+            let want: Vec<bool> = hashes[..bad]
+                .iter()
+                .zip(&imps)
+                .map(|(&h, &i)| one.observe_hash(h, i).unwrap())
+                .collect();
+            let mut got = vec![false; 200];
+            let err = batch.observe_batch_hash(&hashes, &imps, &mut got);
+            assert!(
+                matches!(
+                    err,
+                    Err(Error::Parameter {
+                        name: "importance",
+                        ..
+                    })
+                ),
+                "{eviction:?} {bad}: {err:?}"
+            );
+            assert_eq!(&got[..bad], &want[..], "{eviction:?} {bad}");
+            assert!(batch == one, "{eviction:?} {bad}");
+        }
+    }
 }
 
 #[test]

@@ -552,17 +552,44 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
 
     /// [`observe_run`](Self::observe_run) in this filter's layout.
     fn observe_batch_run(&mut self, hashes: &[u64], duplicates: Option<&mut [bool]>) {
+        self.observe_batch_levels(hashes, SetMax, duplicates);
+    }
+
+    /// [`observe_batch_hash`](Self::observe_batch_hash) raising item `i`'s
+    /// cells to at least `levels[i]` (each in `1..=Max`) instead of setting
+    /// them to `Max`: the Importance-aware filter's batches, with this
+    /// filter's prefetching and amortized sweep. `hashes`, `levels` and
+    /// `duplicates` have one length.
+    pub(crate) fn observe_levels_batch_hash(
+        &mut self,
+        hashes: &[u64],
+        levels: &[u32],
+        duplicates: &mut [bool],
+    ) {
+        self.observe_batch_levels(hashes, levels, Some(duplicates));
+    }
+
+    /// [`observe_run`](Self::observe_run) in this filter's layout, the
+    /// cells set to `levels`.
+    fn observe_batch_levels<L: Levels>(
+        &mut self,
+        hashes: &[u64],
+        levels: L,
+        duplicates: Option<&mut [bool]>,
+    ) {
         let engine = self.cells.engine();
         if self.params.layout == Layout::TwoBlocks {
-            engine.run(ObserveBatch::<_, _, _, true> {
+            engine.run(ObserveBatch::<_, _, _, _, true> {
                 filter: self,
                 hashes,
+                levels,
                 duplicates,
             });
         } else {
-            engine.run(ObserveBatch::<_, _, _, false> {
+            engine.run(ObserveBatch::<_, _, _, _, false> {
                 filter: self,
                 hashes,
+                levels,
                 duplicates,
             });
         }
@@ -654,11 +681,16 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         let blocks = self.cells.block_count();
         self.prefetch_hash::<TWO>(h);
         let start = self.next_eviction();
-        // The blocks the run of `P` cells touches, wrapping at the end; past
-        // four, the run is sequential and the hardware prefetcher follows.
+        // The blocks a run of `P` cells can touch from any start, wrapping
+        // at the end; past four, the run is sequential and the hardware
+        // prefetcher follows. A count fixed by `P`, not the run's own span:
+        // a loop whose trip count varies with the start (one or two blocks
+        // for most `P`) mispredicted its exit every other item and cost
+        // ~6 ns an item in cache (256 KiB–8 MiB, AVX2, Zen 5).
         let first = start / W::CELLS;
-        let last = ((start + self.params.p - 1) / W::CELLS).min(first + 3);
-        for b in first..=last {
+        let span = ((self.params.p - 1) / W::CELLS + 2).min(4);
+        for j in 0..span {
+            let b = first + j;
             prefetch(self.cells.block(if b >= blocks { b - blocks } else { b }));
         }
         start
@@ -754,15 +786,17 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// The batch loop of [`observe_batch_hash`](Self::observe_batch_hash)
     /// and [`insert_batch_hash`](Self::insert_batch_hash), over `ops`'s
     /// kernels: item `i`'s answer goes to `out[i]` when there is an `out`.
+    /// Item `i`'s cells are set to `levels.level(i)` (`None`: `Max`).
     #[inline(always)]
-    fn observe_run<B: Backend, const TWO: bool>(
+    fn observe_run<B: Backend, L: Levels, const TWO: bool>(
         &mut self,
         ops: Ops<W, B>,
         hashes: &[u64],
+        levels: L,
         mut out: Option<&mut [bool]>,
     ) {
         if self.params.eviction == Eviction::Sweep {
-            return self.sweep_run::<B, TWO>(ops, hashes, out);
+            return self.sweep_run::<B, L, TWO>(ops, hashes, levels, out);
         }
         let mut answer = |i: usize, duplicate: bool| {
             if let Some(out) = out.as_deref_mut() {
@@ -772,7 +806,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         if !self.cells.prefetching() {
             for (i, &h) in hashes.iter().enumerate() {
                 let start = self.next_eviction();
-                answer(i, self.observe_at::<B, TWO>(ops, h, start));
+                answer(i, self.observe_to::<B, TWO>(ops, h, start, levels.level(i)));
             }
             return;
         }
@@ -786,7 +820,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
             if let Some(&ahead) = hashes.get(i + crate::store::LOOKAHEAD) {
                 starts[slot] = self.stage::<TWO>(ahead);
             }
-            answer(i, self.observe_at::<B, TWO>(ops, h, start));
+            answer(i, self.observe_to::<B, TWO>(ops, h, start, levels.level(i)));
         }
     }
 
@@ -802,10 +836,11 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// and again before setting its cells, once its own run is added), and
     /// at most `m` cells are put off, so none twice.
     #[inline(always)]
-    fn sweep_run<B: Backend, const TWO: bool>(
+    fn sweep_run<B: Backend, L: Levels, const TWO: bool>(
         &mut self,
         ops: Ops<W, B>,
         hashes: &[u64],
+        levels: L,
         mut out: Option<&mut [bool]>,
     ) {
         let (m, p) = (self.cells.cells(), self.params.p);
@@ -835,7 +870,10 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
                 self.cells.dec_run_wrapping(ops, from, pending);
                 (from, pending) = (self.cursor, 0);
             }
-            self.set_max(ops, &probes);
+            match levels.level(i) {
+                None => self.set_max(ops, &probes),
+                Some(v) => self.raise(ops, &probes, v),
+            }
             if let Some(out) = out.as_deref_mut() {
                 out[i] = duplicate;
             }
@@ -1180,22 +1218,55 @@ impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body for RaiseOne<'_
     }
 }
 
-/// [`StableBloom::observe_batch_hash`] (with `duplicates`) and
-/// [`StableBloom::insert_batch_hash`] (without) as one [`Body`].
-struct ObserveBatch<'a, W: Width, S, H, const TWO: bool> {
+/// What a batch sets item `i`'s cells to: `Max` ([`SetMax`], the
+/// Stable filter) or at least a level per item (`&[u32]`, the
+/// Importance-aware filter). A type, not a run-time choice, so the Stable
+/// filter's batch loop is compiled as it was before levels existed.
+trait Levels: Copy {
+    /// Item `i`'s level; `None` for `Max`.
+    fn level(self, i: usize) -> Option<u32>;
+}
+
+/// Every item's cells set to `Max`.
+#[derive(Clone, Copy)]
+struct SetMax;
+
+impl Levels for SetMax {
+    #[inline(always)]
+    fn level(self, _: usize) -> Option<u32> {
+        None
+    }
+}
+
+impl Levels for &[u32] {
+    #[inline(always)]
+    fn level(self, i: usize) -> Option<u32> {
+        Some(self[i])
+    }
+}
+
+/// [`StableBloom::observe_batch_hash`] (with `duplicates`),
+/// [`StableBloom::insert_batch_hash`] (without) and
+/// [`StableBloom::observe_levels_batch_hash`] as one [`Body`].
+struct ObserveBatch<'a, W: Width, S, H, L, const TWO: bool> {
     filter: &'a mut StableBloom<W, S, H>,
     hashes: &'a [u64],
+    levels: L,
     duplicates: Option<&'a mut [bool]>,
 }
 
-impl<W: Width, S: Storage, H: BuildHasher, const TWO: bool> Body
-    for ObserveBatch<'_, W, S, H, TWO>
+impl<W: Width, S: Storage, H: BuildHasher, L: Levels, const TWO: bool> Body
+    for ObserveBatch<'_, W, S, H, L, TWO>
 {
     type Output = ();
     #[inline(always)]
     fn run<B: Backend>(self, backend: B) {
-        self.filter
-            .observe_run::<B, TWO>(Ops::new(backend), self.hashes, self.duplicates);
+        self.filter.observe_run::<B, L, TWO>(
+            Ops::new(backend),
+            self.hashes,
+            self.levels,
+            self.duplicates,
+        );
     }
 }
 
