@@ -13,8 +13,9 @@
 //! ```
 //!
 //! Every command takes `--json` (the same data as its table, as JSON) and
-//! `--quiet` (no progress bar); `--help` on any command lists its options
-//! and method. Results go to standard output, progress to standard error.
+//! `--quiet` (no progress bar); those whose results are curves take `--plot
+//! FILE.svg` (line charts of the same data); `--help` on any command lists
+//! its options and method. Results go to standard output, progress to standard error.
 //!
 //! A command is a variant of [`Command`] and a module that computes a
 //! report (a `Serialize` struct implementing [`output::Report`]) before
@@ -28,6 +29,7 @@ mod latency;
 mod output;
 #[cfg(feature = "peers")]
 mod peers;
+mod plot;
 mod repro;
 mod scale;
 mod size;
@@ -90,6 +92,45 @@ enum Command {
     Count(stream::count::Args),
 }
 
+impl Command {
+    /// Whether the command's report has curves for `--plot`.
+    fn draws_curves(&self) -> bool {
+        use repro::Paper;
+        matches!(
+            self,
+            Command::Latency(_)
+                | Command::Scale(_)
+                | Command::Repro(Paper::Spectral(_) | Paper::Reservoir(_) | Paper::Timing(_))
+        )
+    }
+}
+
+/// The commands `--plot` draws, for its error message.
+const PLOTTED: &str = "latency, scale, repro spectral, repro reservoir and repro timing";
+
+/// An error, before anything runs, when `--plot` is asked of a command
+/// without curves (`name` is the command's name as typed).
+fn check_plot(cli: &Cli, name: &str) -> Result<(), String> {
+    match &cli.output.plot {
+        Some(path) if !cli.command.draws_curves() => Err(format!(
+            "--plot {}: `{name}` has no curves to draw; the commands with curves are {PLOTTED}",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The command's name as typed, with its subcommand's: `repro compact`.
+fn command_name(matches: &clap::ArgMatches) -> String {
+    let mut names = Vec::new();
+    let mut m = matches;
+    while let Some((name, sub)) = m.subcommand() {
+        names.push(name);
+        m = sub;
+    }
+    names.join(" ")
+}
+
 /// The warning a debug build prints first.
 const DEBUG_WARNING: &str = "\
 WARNING: this is a DEBUG build of streambloom-bench: its timings mean nothing
@@ -104,6 +145,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    if let Err(e) = check_plot(&cli, &command_name(&matches)) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     let result = match &cli.command {
         Command::Latency(args) => latency::run(args, &cli.output),
         Command::Repro(paper) => repro::run(paper, &cli.output),
@@ -170,6 +215,52 @@ mod tests {
             .map(|c| c.render_long_help().to_string())
             .unwrap_or_default();
         assert!(latency.contains("spectral-estimate-batch") && latency.contains("--target"));
+    }
+
+    /// `--plot` parses before or after the command, and is an error before
+    /// anything runs on a command that has no curves.
+    #[test]
+    fn plot_only_where_there_are_curves() {
+        let check = |line: &str| {
+            let matches = Cli::command()
+                .try_get_matches_from(line.split_whitespace())
+                .unwrap();
+            let cli = Cli::from_arg_matches(&matches).unwrap();
+            assert_eq!(
+                cli.output.plot.as_deref(),
+                Some(std::path::Path::new("out.svg")),
+                "{line}"
+            );
+            check_plot(&cli, &command_name(&matches))
+        };
+        for line in [
+            "streambloom-bench latency --quick --plot out.svg",
+            "streambloom-bench --plot out.svg scale --quick",
+            "streambloom-bench repro spectral --plot=out.svg",
+            "streambloom-bench repro reservoir --quick --plot out.svg",
+            "streambloom-bench repro timing --plot out.svg --json",
+        ] {
+            assert_eq!(check(line), Ok(()), "{line}");
+        }
+        for (line, name) in [
+            ("streambloom-bench claims --plot out.svg", "`claims`"),
+            (
+                "streambloom-bench accuracy --quick --plot out.svg",
+                "`accuracy`",
+            ),
+            (
+                "streambloom-bench repro compact --plot out.svg",
+                "`repro compact`",
+            ),
+        ] {
+            let e = check(line).unwrap_err();
+            assert!(e.contains("no curves") && e.contains("repro timing"), "{e}");
+            assert!(e.contains(name), "{e}");
+        }
+        let cli = Cli::try_parse_from(["streambloom-bench", "claims"]).unwrap();
+        assert_eq!(check_plot(&cli, "claims"), Ok(()));
+        let e = Cli::try_parse_from(["streambloom-bench", "latency", "--plot"]).unwrap_err();
+        assert!(e.to_string().contains("--plot"), "{e}");
     }
 
     #[test]

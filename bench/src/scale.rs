@@ -635,6 +635,7 @@ mod tests {
             &Output {
                 json: false,
                 quiet: true,
+                plot: None,
             },
         )
         .unwrap();
@@ -654,6 +655,7 @@ mod tests {
             &Output {
                 json: true,
                 quiet: true,
+                plot: None,
             }
             .render(&report)
             .unwrap(),

@@ -831,6 +831,7 @@ mod tests {
         let out = Output {
             json: false,
             quiet: true,
+            plot: None,
         };
         let r = report(&args, &out, None).unwrap();
         assert_eq!(r.sizes.len(), 2);

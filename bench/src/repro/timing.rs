@@ -1099,6 +1099,7 @@ mod tests {
         let out = Output {
             json: false,
             quiet: true,
+            plot: None,
         };
         let r = report(&args, &out).unwrap();
         assert_eq!(r.streams.len(), 4);
