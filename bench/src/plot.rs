@@ -50,6 +50,8 @@ pub struct Axis {
     /// The values are bytes: printed as `16KiB`, a logarithmic axis in
     /// powers of two.
     pub bytes: bool,
+    /// The values are whole numbers (threads): ticks on whole numbers only.
+    pub whole: bool,
 }
 
 /// One curve: its name in the legend and its points, in drawing order.
@@ -68,6 +70,9 @@ pub struct Series {
 pub enum Kind {
     /// A measured or computed curve: solid, the palette's next colour.
     Measured,
+    /// A reference for the series before it (the ideal speed-up beside
+    /// the measured one): dashed, in that series' colour.
+    Reference,
     /// A limit shown beside the curves (the memory's own speed): dashed,
     /// black or grey, the same in every panel.
     Limit,
@@ -80,6 +85,7 @@ impl Axis {
             label: label.into(),
             log: false,
             bytes: false,
+            whole: false,
         }
     }
 
@@ -96,6 +102,26 @@ impl Axis {
         Axis {
             bytes: true,
             ..self
+        }
+    }
+
+    /// The same axis with ticks on whole numbers only.
+    pub fn whole(self) -> Axis {
+        Axis {
+            whole: true,
+            ..self
+        }
+    }
+
+    /// How many ticks to ask plotters for along `span`: at most one per
+    /// whole number on a [`whole`](Axis::whole) axis, plotters' default
+    /// otherwise.
+    fn ticks(&self, span: &Span) -> usize {
+        const DEFAULT: usize = 10;
+        if self.whole && !span.log {
+            ((span.hi.floor() - span.lo.ceil()) as usize + 1).clamp(1, DEFAULT)
+        } else {
+            DEFAULT
         }
     }
 
@@ -201,17 +227,21 @@ struct Span {
 }
 
 impl Span {
-    /// The span of `values` on `axis`, padded so no point sits on the frame.
+    /// The span of `values` on `axis`, padded so no point sits on the
+    /// frame; a logarithmic span starts on a power of its base, where
+    /// plotters puts its first tick.
     fn of(axis: &Axis, values: impl Iterator<Item = f64>) -> Span {
         let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
         });
         if axis.log && lo > 0.0 && hi >= 10.0 * lo {
+            let base: f64 = if axis.bytes { 2.0 } else { 10.0 };
             Span {
-                lo: lo / 1.2,
+                // Just below the power, so rounding keeps its tick in.
+                lo: base.powf((lo / 1.05).log(base).floor()) * 0.999,
                 hi: hi * 1.2,
                 log: true,
-                base: if axis.bytes { 2.0 } else { 10.0 },
+                base,
             }
         } else {
             let pad = if hi > lo { (hi - lo) / 20.0 } else { 1.0 };
@@ -237,10 +267,10 @@ fn draw_panel(area: &Area<'_>, chart: &Chart) -> Result<(), DrawError> {
         ys.clone().log_scale().base(y.base),
     );
     match (x.log, y.log) {
-        (false, false) => draw_curves(&plot, chart, xs, ys)?,
-        (true, false) => draw_curves(&plot, chart, xl, ys)?,
-        (false, true) => draw_curves(&plot, chart, xs, yl)?,
-        (true, true) => draw_curves(&plot, chart, xl, yl)?,
+        (false, false) => draw_curves(&plot, chart, (xs, x), (ys, y))?,
+        (true, false) => draw_curves(&plot, chart, (xl, x), (ys, y))?,
+        (false, true) => draw_curves(&plot, chart, (xs, x), (yl, y))?,
+        (true, true) => draw_curves(&plot, chart, (xl, x), (yl, y))?,
     }
     draw_legend(&legend, chart)
 }
@@ -268,12 +298,13 @@ fn colours(chart: &Chart) -> Vec<RGBAColor> {
     let (mut measured, mut limits) = (0, 0);
     let mut out: Vec<RGBAColor> = Vec::with_capacity(chart.series.len());
     for s in &chart.series {
-        let colour = match s.kind {
-            Kind::Limit => {
+        let colour = match (s.kind, out.last()) {
+            (Kind::Reference, Some(&before)) => before,
+            (Kind::Limit, _) => {
                 limits += 1;
                 LIMIT_COLOURS[(limits - 1) % LIMIT_COLOURS.len()].to_rgba()
             }
-            Kind::Measured => {
+            (Kind::Measured | Kind::Reference, _) => {
                 measured += 1;
                 PALETTE
                     .get(measured - 1)
@@ -287,7 +318,12 @@ fn colours(chart: &Chart) -> Vec<RGBAColor> {
 
 /// The frame, ticks, axis labels and curves of `chart` on axes `x` and `y`
 /// (linear or logarithmic ranges of f64).
-fn draw_curves<X, Y>(plot: &Area<'_>, chart: &Chart, x: X, y: Y) -> Result<(), DrawError>
+fn draw_curves<X, Y>(
+    plot: &Area<'_>,
+    chart: &Chart,
+    (x, x_span): (X, Span),
+    (y, y_span): (Y, Span),
+) -> Result<(), DrawError>
 where
     X: AsRangedCoord<Value = f64>,
     Y: AsRangedCoord<Value = f64>,
@@ -303,8 +339,12 @@ where
     c.configure_mesh()
         .x_desc(chart.x.label.as_str())
         .y_desc(chart.y.label.as_str())
+        .x_labels(chart.x.ticks(&x_span))
+        .y_labels(chart.y.ticks(&y_span))
         .x_label_formatter(&|v| chart.x.tick(*v))
         .y_label_formatter(&|v| chart.y.tick(*v))
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 14))
         .light_line_style(WHITE)
         .draw()?;
     for (s, colour) in chart.series.iter().zip(colours(chart)) {
@@ -397,6 +437,8 @@ mod tests {
                     "stable-observe avx2",
                     vec![(16384.0, 2.0), (1048576.0, 9.5)],
                 ),
+                Series::new("ideal", vec![(16384.0, 1.0), (1048576.0, 1.0)])
+                    .with_kind(Kind::Reference),
                 Series::new("line-rmw", vec![(16384.0, f64::NAN), (1048576.0, 4.0)])
                     .with_kind(Kind::Limit),
                 Series::new("line-read", vec![(16384.0, 1.0), (1048576.0, 4.0)])
@@ -423,6 +465,7 @@ mod tests {
             "p50 (ns per item)",
             "stable-observe avx2",
             "line-rmw",
+            "ideal",
             "1MiB",
         ] {
             assert!(svg.contains(text), "{text} missing");
@@ -454,7 +497,17 @@ mod tests {
     fn spans_and_scales() {
         let log = Axis::log("x");
         let s = Span::of(&log, [1.0, 1000.0].into_iter());
-        assert!(s.log && s.lo < 1.0 && s.hi > 1000.0);
+        assert!(s.log && s.lo == 0.1 * 0.999 && s.hi > 1000.0);
+        assert_eq!(Span::of(&log, [0.2, 10.0].into_iter()).lo, 0.1 * 0.999);
+        let threads = Axis::linear("threads").whole();
+        assert_eq!(
+            threads.ticks(&Span::of(&threads, [1.0, 2.0].into_iter())),
+            2
+        );
+        assert_eq!(
+            threads.ticks(&Span::of(&threads, [1.0, 64.0].into_iter())),
+            10
+        );
         assert!(!Span::of(&log, [1.0, 5.0].into_iter()).log);
         assert!(!Span::of(&log, [0.0, 1000.0].into_iter()).log);
         let one = Span::of(&Axis::linear("x"), [3.0].into_iter());
@@ -486,12 +539,13 @@ mod tests {
         assert_eq!(bytes.tick(512.0), "512B");
     }
 
-    /// Limits are black then grey, and measured curves go on through the
-    /// palette.
+    /// A reference takes the colour of the curve before it, limits are
+    /// black then grey, and measured curves go on through the palette.
     #[test]
     fn colours_by_kind() {
         let c = colours(&chart());
-        assert_eq!((c[1], c[2]), (BLACK.to_rgba(), LIMIT_COLOURS[1].to_rgba()));
-        assert_eq!((c[0], c[3]), (PALETTE[0].to_rgba(), PALETTE[1].to_rgba()));
+        assert_eq!(c[0], c[1]);
+        assert_eq!((c[2], c[3]), (BLACK.to_rgba(), LIMIT_COLOURS[1].to_rgba()));
+        assert_eq!((c[0], c[4]), (PALETTE[0].to_rgba(), PALETTE[1].to_rgba()));
     }
 }
