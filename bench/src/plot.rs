@@ -44,8 +44,10 @@ pub struct Chart {
 pub struct Axis {
     /// The quantity and its unit: `p50 (ns per item)`.
     pub label: String,
-    /// Logarithmic when every value on it is positive and they span at
-    /// least a decade (sizes, latencies, rates); linear otherwise.
+    /// Logarithmic when its positive values span at least a decade
+    /// (sizes, latencies, error rates), linear otherwise; on a logarithmic
+    /// axis the points at zero or below are not drawn, and its label says
+    /// so when there were any.
     pub log: bool,
     /// The values are bytes: printed as `16KiB`, a logarithmic axis in
     /// powers of two.
@@ -230,11 +232,14 @@ impl Span {
     /// The span of `values` on `axis`, padded so no point sits on the
     /// frame; a logarithmic span starts on a power of its base, where
     /// plotters puts its first tick.
-    fn of(axis: &Axis, values: impl Iterator<Item = f64>) -> Span {
-        let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-        if axis.log && lo > 0.0 && hi >= 10.0 * lo {
+    fn of(axis: &Axis, values: impl Iterator<Item = f64> + Clone) -> Span {
+        let bounds = |values: &mut dyn Iterator<Item = f64>| {
+            values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            })
+        };
+        let (lo, hi) = bounds(&mut values.clone().filter(|&v| v > 0.0));
+        if axis.log && lo.is_finite() && hi >= 10.0 * lo {
             let base: f64 = if axis.bytes { 2.0 } else { 10.0 };
             Span {
                 // Just below the power, so rounding keeps its tick in.
@@ -244,6 +249,7 @@ impl Span {
                 base,
             }
         } else {
+            let (lo, hi) = bounds(&mut values.into_iter());
             let pad = if hi > lo { (hi - lo) / 20.0 } else { 1.0 };
             Span {
                 lo: lo - pad,
@@ -251,6 +257,22 @@ impl Span {
                 log: false,
                 base: 10.0,
             }
+        }
+    }
+
+    /// Whether `v` can be drawn on this span (not at or below zero on a
+    /// logarithmic one).
+    fn holds(&self, v: f64) -> bool {
+        !self.log || v > 0.0
+    }
+
+    /// The label of `axis` drawn on this span, saying when some of the
+    /// values in `values` could not be drawn.
+    fn label(&self, axis: &Axis, mut values: impl Iterator<Item = f64>) -> String {
+        if values.any(|v| !self.holds(v)) {
+            format!("{} (log scale: values ≤ 0 not drawn)", axis.label)
+        } else {
+            axis.label.clone()
         }
     }
 }
@@ -336,9 +358,10 @@ where
         .x_label_area_size(45)
         .y_label_area_size(75)
         .build_cartesian_2d(x, y)?;
+    let points = || chart.series.iter().flat_map(Series::finite);
     c.configure_mesh()
-        .x_desc(chart.x.label.as_str())
-        .y_desc(chart.y.label.as_str())
+        .x_desc(x_span.label(&chart.x, points().map(|p| p.0)))
+        .y_desc(y_span.label(&chart.y, points().map(|p| p.1)))
         .x_labels(chart.x.ticks(&x_span))
         .y_labels(chart.y.ticks(&y_span))
         .x_label_formatter(&|v| chart.x.tick(*v))
@@ -349,12 +372,15 @@ where
         .draw()?;
     for (s, colour) in chart.series.iter().zip(colours(chart)) {
         let style = colour.stroke_width(2);
+        let drawn = s
+            .finite()
+            .filter(|&(a, b)| x_span.holds(a) && y_span.holds(b));
         if s.kind != Kind::Measured {
-            c.draw_series(DashedLineSeries::new(s.finite(), 8, 5, style))?;
+            c.draw_series(DashedLineSeries::new(drawn.clone(), 8, 5, style))?;
         } else {
-            c.draw_series(LineSeries::new(s.finite(), style))?;
+            c.draw_series(LineSeries::new(drawn.clone(), style))?;
         }
-        c.draw_series(s.finite().map(|p| Circle::new(p, 3, colour.filled())))?;
+        c.draw_series(drawn.map(|p| Circle::new(p, 3, colour.filled())))?;
     }
     Ok(())
 }
@@ -509,7 +535,13 @@ mod tests {
             10
         );
         assert!(!Span::of(&log, [1.0, 5.0].into_iter()).log);
-        assert!(!Span::of(&log, [0.0, 1000.0].into_iter()).log);
+        let zero = Span::of(&log, [0.0, 1.0, 1000.0].into_iter());
+        assert!(zero.log && !zero.holds(0.0) && zero.holds(1.0));
+        assert!(zero
+            .label(&log, [0.0, 1.0].into_iter())
+            .contains("not drawn"));
+        assert_eq!(zero.label(&log, [1.0].into_iter()), "x");
+        assert!(!Span::of(&log, [0.0, 0.0].into_iter()).log);
         let one = Span::of(&Axis::linear("x"), [3.0].into_iter());
         assert_eq!((one.lo, one.hi, one.log), (2.0, 4.0, false));
         assert_eq!(Span::of(&log.bytes(), [1.0, 1e6].into_iter()).base, 2.0);
