@@ -44,14 +44,16 @@ pub struct Chart {
 pub struct Axis {
     /// The quantity and its unit: `p50 (ns per item)`.
     pub label: String,
-    /// Logarithmic when its positive values span at least a decade
-    /// (sizes, latencies, error rates), linear otherwise; on a logarithmic
+    /// Logarithmic when its positive values span at least a decade (or a
+    /// factor of eight on a [`binary`](Axis::binary) axis: sizes,
+    /// latencies, error rates), linear otherwise; on a logarithmic
     /// axis the points at zero or below are not drawn, and its label says
     /// so when there were any.
     pub log: bool,
-    /// The values are bytes: printed as `16KiB`, a logarithmic axis in
-    /// powers of two.
+    /// The values are bytes, printed as `16KiB`.
     pub bytes: bool,
+    /// Logarithmic in powers of two (sizes, bits per item), not of ten.
+    pub binary: bool,
     /// The values are whole numbers (threads): ticks on whole numbers only.
     pub whole: bool,
 }
@@ -72,8 +74,9 @@ pub struct Series {
 pub enum Kind {
     /// A measured or computed curve: solid, the palette's next colour.
     Measured,
-    /// A reference for the series before it (the ideal speed-up beside
-    /// the measured one): dashed, in that series' colour.
+    /// A companion of the series before it (its ideal, the paper's figures
+    /// beside ours, the other query on the same filter): dashed, in that
+    /// series' colour.
     Reference,
     /// A limit shown beside the curves (the memory's own speed): dashed,
     /// black or grey, the same in every panel.
@@ -87,6 +90,7 @@ impl Axis {
             label: label.into(),
             log: false,
             bytes: false,
+            binary: false,
             whole: false,
         }
     }
@@ -99,10 +103,20 @@ impl Axis {
         }
     }
 
-    /// The same axis with its values printed as byte sizes.
+    /// The same axis with its values printed as byte sizes, in powers of
+    /// two.
     pub fn bytes(self) -> Axis {
         Axis {
             bytes: true,
+            binary: true,
+            ..self
+        }
+    }
+
+    /// The same axis, logarithmic in powers of two.
+    pub fn binary(self) -> Axis {
+        Axis {
+            binary: true,
             ..self
         }
     }
@@ -239,8 +253,13 @@ impl Span {
             })
         };
         let (lo, hi) = bounds(&mut values.clone().filter(|&v| v > 0.0));
-        if axis.log && lo.is_finite() && hi >= 10.0 * lo {
-            let base: f64 = if axis.bytes { 2.0 } else { 10.0 };
+        // A decade, or three doublings on a binary axis.
+        let (base, wide): (f64, f64) = if axis.binary {
+            (2.0, 8.0)
+        } else {
+            (10.0, 10.0)
+        };
+        if axis.log && lo.is_finite() && hi >= wide * lo {
             Span {
                 // Just below the power, so rounding keeps its tick in.
                 lo: base.powf((lo / 1.05).log(base).floor()) * 0.999,
@@ -544,7 +563,15 @@ mod tests {
         assert!(!Span::of(&log, [0.0, 0.0].into_iter()).log);
         let one = Span::of(&Axis::linear("x"), [3.0].into_iter());
         assert_eq!((one.lo, one.hi, one.log), (2.0, 4.0, false));
-        assert_eq!(Span::of(&log.bytes(), [1.0, 1e6].into_iter()).base, 2.0);
+        assert_eq!(
+            Span::of(&log.clone().bytes(), [1.0, 1e6].into_iter()).base,
+            2.0
+        );
+        assert_eq!(
+            Span::of(&log.clone().binary(), [2.0, 16.0].into_iter()).base,
+            2.0
+        );
+        assert!(!Span::of(&log.binary(), [2.0, 8.0].into_iter()).log);
     }
 
     #[test]
