@@ -109,14 +109,30 @@ impl Command {
 const PLOTTED: &str = "latency, scale, repro spectral, repro reservoir and repro timing";
 
 /// An error, before anything runs, when `--plot` is asked of a command
-/// without curves (`name` is the command's name as typed).
+/// without curves (`name` is the command's name as typed) or names a file
+/// in a folder that does not exist: a long run would end without its plot.
 fn check_plot(cli: &Cli, name: &str) -> Result<(), String> {
-    match &cli.output.plot {
-        Some(path) if !cli.command.draws_curves() => Err(format!(
+    let Some(path) = &cli.output.plot else {
+        return Ok(());
+    };
+    if !cli.command.draws_curves() {
+        return Err(format!(
             "--plot {}: `{name}` has no curves to draw; the commands with curves are {PLOTTED}",
             path.display()
-        )),
-        _ => Ok(()),
+        ));
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if folder.is_dir() {
+        Ok(())
+    } else {
+        Err(format!(
+            "--plot {}: there is no folder {}",
+            path.display(),
+            folder.display()
+        ))
     }
 }
 
@@ -218,7 +234,8 @@ mod tests {
     }
 
     /// `--plot` parses before or after the command, and is an error before
-    /// anything runs on a command that has no curves.
+    /// anything runs on a command that has no curves or into a folder that
+    /// does not exist.
     #[test]
     fn plot_only_where_there_are_curves() {
         let check = |line: &str| {
@@ -259,6 +276,13 @@ mod tests {
         }
         let cli = Cli::try_parse_from(["streambloom-bench", "claims"]).unwrap();
         assert_eq!(check_plot(&cli, "claims"), Ok(()));
+        let line = "streambloom-bench scale --plot /nonexistent-dir-of-streambloom/s.svg";
+        let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
+        let e = check_plot(&cli, "scale").unwrap_err();
+        assert!(
+            e.contains("no folder /nonexistent-dir-of-streambloom"),
+            "{e}"
+        );
         let e = Cli::try_parse_from(["streambloom-bench", "latency", "--plot"]).unwrap_err();
         assert!(e.to_string().contains("--plot"), "{e}");
     }
