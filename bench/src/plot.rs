@@ -244,8 +244,9 @@ struct Span {
 
 impl Span {
     /// The span of `values` on `axis`, padded so no point sits on the
-    /// frame; a logarithmic span starts on a power of its base, where
-    /// plotters puts its first tick.
+    /// frame; a logarithmic span holds at least two powers of its base,
+    /// where plotters puts its main ticks (its start is moved down to one
+    /// if need be).
     fn of(axis: &Axis, values: impl Iterator<Item = f64> + Clone) -> Span {
         let bounds = |values: &mut dyn Iterator<Item = f64>| {
             values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
@@ -260,10 +261,16 @@ impl Span {
             (10.0, 10.0)
         };
         if axis.log && lo.is_finite() && hi >= wide * lo {
+            let (lo, hi) = (lo / 1.2, hi * 1.2);
+            let powers = hi.log(base).floor() - lo.log(base).ceil() + 1.0;
             Span {
                 // Just below the power, so rounding keeps its tick in.
-                lo: base.powf((lo / 1.05).log(base).floor()) * 0.999,
-                hi: hi * 1.2,
+                lo: if powers >= 2.0 {
+                    lo
+                } else {
+                    base.powf(lo.log(base).floor()) * 0.999
+                },
+                hi,
                 log: true,
                 base,
             }
@@ -276,6 +283,26 @@ impl Span {
                 log: false,
                 base: 10.0,
             }
+        }
+    }
+
+    /// A tick's label: on a logarithmic span only the powers of the base
+    /// and, in base ten, their doubles and fives are labelled (plotters
+    /// puts a tick at every multiple, and their labels would overlap).
+    fn tick(&self, axis: &Axis, v: f64) -> String {
+        if !self.log || v <= 0.0 {
+            return axis.tick(v);
+        }
+        let mantissa = v / self.base.powf((v.log(self.base) + 1e-9).floor());
+        let labelled: &[f64] = if self.base == 10.0 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0]
+        };
+        if labelled.iter().any(|m| (mantissa - m).abs() < 1e-6) {
+            axis.tick(v)
+        } else {
+            String::new()
         }
     }
 
@@ -383,8 +410,8 @@ where
         .y_desc(y_span.label(&chart.y, points().map(|p| p.1)))
         .x_labels(chart.x.ticks(&x_span))
         .y_labels(chart.y.ticks(&y_span))
-        .x_label_formatter(&|v| chart.x.tick(*v))
-        .y_label_formatter(&|v| chart.y.tick(*v))
+        .x_label_formatter(&|v| x_span.tick(&chart.x, *v))
+        .y_label_formatter(&|v| y_span.tick(&chart.y, *v))
         .label_style(("sans-serif", 12))
         .axis_desc_style(("sans-serif", 14))
         .light_line_style(WHITE)
@@ -542,8 +569,9 @@ mod tests {
     fn spans_and_scales() {
         let log = Axis::log("x");
         let s = Span::of(&log, [1.0, 1000.0].into_iter());
-        assert!(s.log && s.lo == 0.1 * 0.999 && s.hi > 1000.0);
-        assert_eq!(Span::of(&log, [0.2, 10.0].into_iter()).lo, 0.1 * 0.999);
+        assert!(s.log && s.lo == 1.0 / 1.2 && s.hi == 1200.0);
+        assert_eq!(Span::of(&log, [0.2, 10.0].into_iter()).lo, 0.2 / 1.2);
+        assert_eq!(Span::of(&log, [2.0, 20.0].into_iter()).lo, 0.999);
         let threads = Axis::linear("threads").whole();
         assert_eq!(
             threads.ticks(&Span::of(&threads, [1.0, 2.0].into_iter())),
@@ -561,6 +589,16 @@ mod tests {
             .contains("not drawn"));
         assert_eq!(zero.label(&log, [1.0].into_iter()), "x");
         assert!(!Span::of(&log, [0.0, 0.0].into_iter()).log);
+        let decade = Span::of(&log, [1000.0, 10_000.0].into_iter());
+        let labels: Vec<String> = [1000.0, 2000.0, 3000.0, 5000.0, 10_000.0]
+            .iter()
+            .map(|&v| decade.tick(&log, v))
+            .collect();
+        assert_eq!(labels, ["1000", "2000", "", "5000", "10000"]);
+        let sizes = Axis::log("size").bytes();
+        let binary = Span::of(&sizes, [1024.0, 65536.0].into_iter());
+        assert_eq!(binary.tick(&sizes, 3072.0), "");
+        assert_eq!(binary.tick(&sizes, 4096.0), "4KiB");
         let one = Span::of(&Axis::linear("x"), [3.0].into_iter());
         assert_eq!((one.lo, one.hi, one.log), (2.0, 4.0, false));
         assert_eq!(
