@@ -100,13 +100,16 @@ impl Command {
             self,
             Command::Latency(_)
                 | Command::Scale(_)
-                | Command::Repro(Paper::Spectral(_) | Paper::Reservoir(_) | Paper::Timing(_))
+                | Command::Repro(
+                    Paper::Spectral(_) | Paper::Reservoir(_) | Paper::Timing(_) | Paper::Compact(_)
+                )
         )
     }
 }
 
 /// The commands `--plot` draws, for its error message.
-const PLOTTED: &str = "latency, scale, repro spectral, repro reservoir and repro timing";
+const PLOTTED: &str =
+    "latency, scale, repro spectral, repro reservoir, repro timing and repro compact";
 
 /// An error, before anything runs, when `--plot` is asked of a command
 /// without curves (`name` is the command's name as typed) or names a file
@@ -256,6 +259,7 @@ mod tests {
             "streambloom-bench repro spectral --plot=out.svg",
             "streambloom-bench repro reservoir --quick --plot out.svg",
             "streambloom-bench repro timing --plot out.svg --json",
+            "streambloom-bench repro compact --quick --plot out.svg",
         ] {
             assert_eq!(check(line), Ok(()), "{line}");
         }
@@ -266,8 +270,8 @@ mod tests {
                 "`accuracy`",
             ),
             (
-                "streambloom-bench repro compact --plot out.svg",
-                "`repro compact`",
+                "streambloom-bench repro importance --plot out.svg",
+                "`repro importance`",
             ),
         ] {
             let e = check(line).unwrap_err();
