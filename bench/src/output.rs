@@ -31,8 +31,8 @@ pub struct Output {
     #[arg(long, short, global = true)]
     pub quiet: bool,
     /// Also draw the results' curves as line charts into this SVG file
-    /// (latency, scale, and repro spectral, reservoir, timing and compact;
-    /// an error on commands without curves)
+    /// (latency, scale and every repro; an error on commands without
+    /// curves)
     #[arg(long, global = true, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 }
