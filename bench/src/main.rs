@@ -13,8 +13,9 @@
 //! ```
 //!
 //! Every command takes `--json` (the same data as its table, as JSON) and
-//! `--quiet` (no progress bar); `--help` on any command lists its options
-//! and method. Results go to standard output, progress to standard error.
+//! `--quiet` (no progress bar); those whose results are curves take `--plot
+//! FILE.svg` (line charts of the same data); `--help` on any command lists
+//! its options and method. Results go to standard output, progress to standard error.
 //!
 //! A command is a variant of [`Command`] and a module that computes a
 //! report (a `Serialize` struct implementing [`output::Report`]) before
@@ -28,6 +29,7 @@ mod latency;
 mod output;
 #[cfg(feature = "peers")]
 mod peers;
+mod plot;
 mod repro;
 mod scale;
 mod size;
@@ -90,6 +92,58 @@ enum Command {
     Count(stream::count::Args),
 }
 
+impl Command {
+    /// Whether the command's report has curves for `--plot`.
+    fn draws_curves(&self) -> bool {
+        matches!(
+            self,
+            Command::Latency(_) | Command::Scale(_) | Command::Repro(_)
+        )
+    }
+}
+
+/// The commands `--plot` draws, for its error message.
+const PLOTTED: &str = "latency, scale and every repro";
+
+/// An error, before anything runs, when `--plot` is asked of a command
+/// without curves (`name` is the command's name as typed) or names a file
+/// in a folder that does not exist: a long run would end without its plot.
+fn check_plot(cli: &Cli, name: &str) -> Result<(), String> {
+    let Some(path) = &cli.output.plot else {
+        return Ok(());
+    };
+    if !cli.command.draws_curves() {
+        return Err(format!(
+            "--plot {}: `{name}` has no curves to draw; the commands with curves are {PLOTTED}",
+            path.display()
+        ));
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if folder.is_dir() {
+        Ok(())
+    } else {
+        Err(format!(
+            "--plot {}: there is no folder {}",
+            path.display(),
+            folder.display()
+        ))
+    }
+}
+
+/// The command's name as typed, with its subcommand's: `repro compact`.
+fn command_name(matches: &clap::ArgMatches) -> String {
+    let mut names = Vec::new();
+    let mut m = matches;
+    while let Some((name, sub)) = m.subcommand() {
+        names.push(name);
+        m = sub;
+    }
+    names.join(" ")
+}
+
 /// The warning a debug build prints first.
 const DEBUG_WARNING: &str = "\
 WARNING: this is a DEBUG build of streambloom-bench: its timings mean nothing
@@ -104,6 +158,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    if let Err(e) = check_plot(&cli, &command_name(&matches)) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     let result = match &cli.command {
         Command::Latency(args) => latency::run(args, &cli.output),
         Command::Repro(paper) => repro::run(paper, &cli.output),
@@ -170,6 +228,59 @@ mod tests {
             .map(|c| c.render_long_help().to_string())
             .unwrap_or_default();
         assert!(latency.contains("spectral-estimate-batch") && latency.contains("--target"));
+    }
+
+    /// `--plot` parses before or after the command, and is an error before
+    /// anything runs on a command that has no curves or into a folder that
+    /// does not exist.
+    #[test]
+    fn plot_only_where_there_are_curves() {
+        let check = |line: &str| {
+            let matches = Cli::command()
+                .try_get_matches_from(line.split_whitespace())
+                .unwrap();
+            let cli = Cli::from_arg_matches(&matches).unwrap();
+            assert_eq!(
+                cli.output.plot.as_deref(),
+                Some(std::path::Path::new("out.svg")),
+                "{line}"
+            );
+            check_plot(&cli, &command_name(&matches))
+        };
+        for line in [
+            "streambloom-bench latency --quick --plot out.svg",
+            "streambloom-bench --plot out.svg scale --quick",
+            "streambloom-bench repro spectral --plot=out.svg",
+            "streambloom-bench repro reservoir --quick --plot out.svg",
+            "streambloom-bench repro timing --plot out.svg --json",
+            "streambloom-bench repro compact --quick --plot out.svg",
+            "streambloom-bench repro importance --quick --plot out.svg",
+        ] {
+            assert_eq!(check(line), Ok(()), "{line}");
+        }
+        for (line, name) in [
+            ("streambloom-bench claims --plot out.svg", "`claims`"),
+            (
+                "streambloom-bench accuracy --quick --plot out.svg",
+                "`accuracy`",
+            ),
+            ("streambloom-bench dedup - --plot out.svg", "`dedup`"),
+        ] {
+            let e = check(line).unwrap_err();
+            assert!(e.contains("no curves") && e.contains("every repro"), "{e}");
+            assert!(e.contains(name), "{e}");
+        }
+        let cli = Cli::try_parse_from(["streambloom-bench", "claims"]).unwrap();
+        assert_eq!(check_plot(&cli, "claims"), Ok(()));
+        let line = "streambloom-bench scale --plot /nonexistent-dir-of-streambloom/s.svg";
+        let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
+        let e = check_plot(&cli, "scale").unwrap_err();
+        assert!(
+            e.contains("no folder /nonexistent-dir-of-streambloom"),
+            "{e}"
+        );
+        let e = Cli::try_parse_from(["streambloom-bench", "latency", "--plot"]).unwrap_err();
+        assert!(e.to_string().contains("--plot"), "{e}");
     }
 
     #[test]

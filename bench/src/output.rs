@@ -1,20 +1,26 @@
-//! What every command shares on its way out: `--json` and `--quiet`, the
-//! progress bar, and aligned tables.
+//! What every command shares on its way out: `--json`, `--quiet` and
+//! `--plot`, the progress bar, and aligned tables.
 //!
 //! A command computes a report (a `Serialize` struct) first, then prints it
 //! either as JSON ([`Output::emit`] with `--json`) or as the text its
 //! [`Report::table`] renders from the same struct, so the two hold the same
 //! data. Progress goes to standard error, results to standard output.
+//! With `--plot FILE.svg`, the curves its [`Report::charts`] maps from the
+//! same struct are drawn into that file too, after the results are printed
+//! (so a plot that cannot be written loses no results).
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+use crate::plot::{self, Chart};
+
 /// The options every command takes (they may stand before or after the
 /// command's name).
-#[derive(clap::Args, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(clap::Args, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Output {
     /// Print the results as JSON (the same data as the table) instead of a
     /// table
@@ -24,12 +30,23 @@ pub struct Output {
     /// terminal)
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// Also draw the results' curves as line charts into this SVG file
+    /// (latency, scale and every repro; an error on commands without
+    /// curves)
+    #[arg(long, global = true, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 /// A command's results, printable as a text table or as JSON.
 pub trait Report: Serialize {
     /// The results as text: aligned tables, units in the headers.
     fn table(&self) -> String;
+
+    /// The results' curves for `--plot`, one panel each; none for a report
+    /// that has no curves.
+    fn charts(&self) -> Vec<Chart> {
+        Vec::new()
+    }
 }
 
 impl Output {
@@ -84,10 +101,14 @@ impl Output {
         }
     }
 
-    /// Prints `report` on standard output, as JSON or as its table.
+    /// Prints `report` on standard output, as JSON or as its table, then
+    /// draws its curves into the `--plot` file if one was asked for.
     pub fn emit(&self, report: &impl Report) -> Result<(), String> {
         print!("{}", self.render(report)?);
-        Ok(())
+        match &self.plot {
+            Some(path) => plot::draw(path, &report.charts()),
+            None => Ok(()),
+        }
     }
 }
 

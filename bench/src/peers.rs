@@ -965,6 +965,7 @@ mod tests {
         let out = Output {
             json: false,
             quiet: true,
+            plot: None,
         };
         let r = report(&args, &out).unwrap();
         assert_eq!(r.rows.len(), 4 + 2 + 2 + 2 + 2 + 4 + 2);

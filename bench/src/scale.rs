@@ -45,6 +45,7 @@ use streambloom::timing::{TimingBloom, TimingParams};
 use streambloom::{hash, Block, W8};
 
 use crate::output::{num, Align, Output, Table};
+use crate::plot::{group, Axis, Chart, Kind, Series};
 use crate::size::{parse_size, size_name};
 use crate::stats::median;
 
@@ -395,6 +396,69 @@ impl crate::output::Report for Report {
         }
         out + &t.render()
     }
+
+    /// Two panels against threads: items/s, one line per filter with its
+    /// ideal (the one-thread rate × threads) dashed beside it; and the
+    /// speed-up over one thread, with the linear ideal as a limit.
+    fn charts(&self) -> Vec<Chart> {
+        let mut rates = Vec::new();
+        for s in group(
+            self.results
+                .iter()
+                .map(|r| (r.filter.to_owned(), r.threads as f64, r.items_per_s / 1e6)),
+        ) {
+            let ideal = self
+                .results
+                .iter()
+                .filter(|r| r.filter == s.name)
+                .map(|r| {
+                    (
+                        r.threads as f64,
+                        r.items_per_s / r.speedup / 1e6 * r.threads as f64,
+                    )
+                })
+                .collect();
+            let name = format!("{} ideal (1 thread × n)", s.name);
+            rates.push(s);
+            rates.push(Series::new(name, ideal).with_kind(Kind::Reference));
+        }
+        let mut speedups = group(
+            self.results
+                .iter()
+                .map(|r| (r.filter.to_owned(), r.threads as f64, r.speedup)),
+        );
+        let threads: Vec<f64> = self.results.iter().map(|r| r.threads as f64).collect();
+        let (lo, hi) = threads
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), &t| {
+                (lo.min(t), hi.max(t))
+            });
+        speedups
+            .push(Series::new("ideal (linear)", vec![(lo, lo), (hi, hi)]).with_kind(Kind::Limit));
+        let memory = format!(
+            "{} {}",
+            size_name(self.memory),
+            if self.per_shard {
+                "a shard"
+            } else {
+                "a filter"
+            }
+        );
+        vec![
+            Chart {
+                title: format!("scale: items/s by threads ({memory}, {} build)", self.build),
+                x: Axis::linear("threads").whole(),
+                y: Axis::log("Mitems/s (median of the rounds, all threads)"),
+                series: rates,
+            },
+            Chart {
+                title: format!("scale: speed-up over one thread ({memory})"),
+                x: Axis::linear("threads").whole(),
+                y: Axis::linear("× 1 thread"),
+                series: speedups,
+            },
+        ]
+    }
 }
 
 impl Args {
@@ -635,6 +699,7 @@ mod tests {
             &Output {
                 json: false,
                 quiet: true,
+                plot: None,
             },
         )
         .unwrap();
@@ -654,6 +719,7 @@ mod tests {
             &Output {
                 json: true,
                 quiet: true,
+                plot: None,
             }
             .render(&report)
             .unwrap(),
@@ -665,5 +731,68 @@ mod tests {
         );
         let table = crate::output::Report::table(&report);
         assert!(table.contains("spectral-mi") && table.contains("× 1 thread"));
+    }
+
+    /// The plot's two panels from a hand-made report: each filter's rate
+    /// with its ideal line from its one-thread rate, and the speed-ups
+    /// with the linear ideal; the SVG names them and its axes.
+    #[test]
+    fn charts_from_a_report() {
+        let row = |filter, threads, items_per_s, speedup| Row {
+            filter,
+            threads,
+            shard_bytes: 1 << 20,
+            items_per_s,
+            rounds: vec![items_per_s],
+            speedup,
+        };
+        let report = Report {
+            command: "scale",
+            build: "release",
+            cores: vec![0, 1],
+            memory: 2 << 20,
+            per_shard: false,
+            items: 4096,
+            ops: vec![("stable", "observe"), ("timing", "insert")],
+            results: vec![
+                row("stable", 1, 100e6, 1.0),
+                row("stable", 2, 150e6, 1.5),
+                row("timing", 1, 10e6, 1.0),
+                row("timing", 2, 20e6, 2.0),
+            ],
+        };
+        let charts = crate::output::Report::charts(&report);
+        let names: Vec<Vec<&str>> = charts
+            .iter()
+            .map(|c| c.series.iter().map(|s| s.name.as_str()).collect())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                vec![
+                    "stable",
+                    "stable ideal (1 thread × n)",
+                    "timing",
+                    "timing ideal (1 thread × n)"
+                ],
+                vec!["stable", "timing", "ideal (linear)"],
+            ]
+        );
+        assert_eq!(charts[0].series[0].points, [(1.0, 100.0), (2.0, 150.0)]);
+        assert_eq!(charts[0].series[1].points, [(1.0, 100.0), (2.0, 200.0)]);
+        assert_eq!(charts[0].series[1].kind, Kind::Reference);
+        assert_eq!(charts[1].series[2].points, [(1.0, 1.0), (2.0, 2.0)]);
+        let file = crate::plot::TempSvg::new("scale");
+        crate::plot::draw(&file.0, &charts).unwrap();
+        let svg = file.read();
+        for text in [
+            "threads",
+            "Mitems/s",
+            "× 1 thread",
+            "timing ideal",
+            "ideal (linear)",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
     }
 }

@@ -442,7 +442,7 @@ mod tests {
         assert_eq!(report.results.len(), 2 * (Isa::available().count() + 1));
         let json_out = Output {
             json: true,
-            ..table_out
+            ..table_out.clone()
         };
         let json: serde_json::Value =
             serde_json::from_str(&json_out.render(&report).unwrap()).unwrap();

@@ -6,6 +6,7 @@ use streambloom::Isa;
 use super::sampler::Measured;
 use super::targets::Pages;
 use crate::output::{num, Align, Table};
+use crate::plot::{group, Axis, Chart, Kind, Series};
 use crate::size::size_name;
 use crate::stats::Summary;
 
@@ -105,5 +106,171 @@ impl crate::output::Report for Report {
             ]);
         }
         out + &t.render()
+    }
+
+    /// p50 against filter size, one panel per filter family (the target
+    /// name's first word: `stable`, `spectral`, ...) so each stays
+    /// readable, one line per target × ISA (× pages when the run had
+    /// several); the memory's own limits, [`LIMITS`], are in every panel.
+    fn charts(&self) -> Vec<Chart> {
+        let curves = |rows: &mut dyn Iterator<Item = &Row>| {
+            group(rows.map(|r| (self.curve_name(r), r.bytes as f64, r.summary.p50)))
+        };
+        let limits: Vec<Series> = curves(&mut self.results.iter().filter(|r| is_limit(r)))
+            .into_iter()
+            .map(|s| s.with_kind(Kind::Limit))
+            .collect();
+        let mut families: Vec<&str> = Vec::new();
+        for r in self.results.iter().filter(|r| !is_limit(r)) {
+            if !families.contains(&family(r.target)) {
+                families.push(family(r.target));
+            }
+        }
+        let chart = |title: String, mut series: Vec<_>| {
+            series.extend(limits.iter().cloned());
+            Chart {
+                title,
+                x: Axis::log("filter size").bytes(),
+                y: Axis::log("p50 (ns per item, batches of 64)"),
+                series,
+            }
+        };
+        if families.is_empty() {
+            return vec![chart("latency: memory limits".to_owned(), Vec::new())];
+        }
+        families
+            .into_iter()
+            .map(|f| {
+                let rows = &mut self
+                    .results
+                    .iter()
+                    .filter(|r| family(r.target) == f && !is_limit(r));
+                chart(
+                    format!("latency: {f} targets ({} build)", self.build),
+                    curves(rows),
+                )
+            })
+            .collect()
+    }
+}
+
+/// The targets that measure the memory, not a filter: drawn in every
+/// panel of the plot as the limits the filters' curves approach.
+const LIMITS: [&str; 2] = ["line-rmw", "line-read"];
+
+/// Whether `row` is one of the [`LIMITS`].
+fn is_limit(row: &Row) -> bool {
+    LIMITS.contains(&row.target)
+}
+
+/// A target's filter family: its name's first word.
+fn family(target: &str) -> &str {
+    target.split('-').next().unwrap_or(target)
+}
+
+impl Report {
+    /// A curve's name: the target, its ISA if it has one, and its pages
+    /// when the run measured on several.
+    fn curve_name(&self, row: &Row) -> String {
+        let several_pages = self.results.iter().any(|r| r.pages != row.pages);
+        let mut name = row.target.to_owned();
+        for part in [row.isa, several_pages.then_some(row.pages)]
+            .into_iter()
+            .flatten()
+        {
+            name.push(' ');
+            name.push_str(part);
+        }
+        name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Report as _;
+    use crate::plot::{draw, TempSvg};
+
+    fn row(target: &'static str, isa: Option<&'static str>, bytes: usize, p50: f64) -> Row {
+        Row {
+            target,
+            isa,
+            bytes,
+            pages: "4k",
+            summary: Summary {
+                p50,
+                p99: p50,
+                p999: p50,
+                mean: p50,
+            },
+            items_per_s: Some(1e9 / p50),
+            anon_huge_bytes: None,
+        }
+    }
+
+    fn report(results: Vec<Row>) -> Report {
+        Report {
+            command: "latency",
+            build: "release",
+            core: Some(0),
+            batch_items: 64,
+            batches: 10,
+            timer_overhead_ns: 20.0,
+            results,
+        }
+    }
+
+    /// One panel per family, each with the limits; one curve per target
+    /// and ISA, its points in size order.
+    #[test]
+    fn charts_by_family_with_limits() {
+        let mut rows = Vec::new();
+        for (bytes, scale) in [(16 << 10, 1.0), (1 << 20, 2.0), (64 << 20, 8.0)] {
+            rows.push(row("line-rmw", None, bytes, 1.5 * scale));
+            rows.push(row("stable-observe", Some("scalar"), bytes, 4.0 * scale));
+            rows.push(row("stable-observe", Some("avx2"), bytes, 3.0 * scale));
+            rows.push(row("spectral-insert", Some("avx2"), bytes, 5.0 * scale));
+        }
+        let charts = report(rows).charts();
+        let names: Vec<Vec<&str>> = charts
+            .iter()
+            .map(|c| c.series.iter().map(|s| s.name.as_str()).collect())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                vec!["stable-observe scalar", "stable-observe avx2", "line-rmw"],
+                vec!["spectral-insert avx2", "line-rmw"],
+            ]
+        );
+        assert_eq!(
+            charts[0].series[1].points,
+            [(16384.0, 3.0), (1048576.0, 6.0), (67108864.0, 24.0)]
+        );
+        assert_eq!(charts[1].series[1].kind, Kind::Limit);
+        let file = TempSvg::new("latency");
+        draw(&file.0, &charts).unwrap();
+        let svg = file.read();
+        for text in [
+            "stable-observe avx2",
+            "line-rmw",
+            "filter size",
+            "p50 (ns per item",
+            "latency: spectral targets",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+    }
+
+    /// With several pages, the pages are part of each curve's name; with
+    /// only the limits, they are the one panel.
+    #[test]
+    fn pages_and_limits_alone() {
+        let mut huge = row("line-read", None, 1 << 20, 2.0);
+        huge.pages = "huge";
+        let charts = report(vec![row("line-read", None, 1 << 20, 3.0), huge]).charts();
+        assert_eq!(charts.len(), 1);
+        let names: Vec<&str> = charts[0].series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["line-read 4k", "line-read huge"]);
     }
 }

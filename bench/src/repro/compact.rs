@@ -60,6 +60,7 @@ use streambloom::spectral::{
 use streambloom::{Layout, W32};
 
 use crate::output::{num, pinned, Align, Output, Report, Table};
+use crate::plot::{Axis, Chart, Kind, Series};
 use crate::stats::median;
 
 /// `repro compact`'s options.
@@ -271,6 +272,64 @@ impl CompactReport {
 }
 
 impl Report for CompactReport {
+    /// Four panels against the counters N: storage in bits a counter
+    /// (Figs. 13-14) with the sum of ⌈log₂(C + 1)⌉ as a limit; time per
+    /// action (Fig. 11); and ns/op of the compact store against fixed
+    /// width and a hash table (Fig. 12), counters and filters apart.
+    fn charts(&self) -> Vec<Chart> {
+        let sizes = |name: &str, get: fn(&Size) -> f64| {
+            let points = self.sizes.iter().map(|s| (s.counters as f64, get(s)));
+            Series::new(name, points.collect())
+        };
+        let n = || Axis::log("counters N");
+        let storage = vec![
+            sizes("total, empty", |s| s.empty.total),
+            sizes("total, avg 10", |s| s.incremented.total),
+            sizes("total, static (avg 10 in one pass)", |s| {
+                s.static_build.total
+            }),
+            sizes("index, avg 10", |s| s.incremented.index),
+            sizes("allocated, avg 10", |s| s.incremented.allocated),
+            sizes("Σ⌈log₂(C + 1)⌉ / N, avg 10", |s| s.log_counters).with_kind(Kind::Limit),
+        ];
+        let actions = vec![
+            sizes("new, per counter", |s| s.new_ns),
+            sizes("increment", |s| s.increment_ns),
+            sizes("from_values, per counter", |s| s.from_values_ns),
+            sizes("lookup", |s| s.lookup_ns),
+        ];
+        let chart = |title: &str, y: &str, series| Chart {
+            title: title.to_owned(),
+            x: n(),
+            y: Axis::log(y),
+            series,
+        };
+        vec![
+            chart("Storage (Figs. 13-14)", "bits a counter", storage),
+            chart(
+                "Time per action (Fig. 11)",
+                "ns (median of the runs)",
+                actions,
+            ),
+            chart(
+                "Counters against fixed width and a HashMap (Fig. 12)",
+                "ns/op (interleaved medians)",
+                self.speed_series(&[
+                    ("lookup", |s| s.counter_lookup),
+                    ("increment", |s| s.counter_increment),
+                ]),
+            ),
+            chart(
+                "Filters, k = 5, on each store (Fig. 12)",
+                "ns/op (interleaved medians)",
+                self.speed_series(&[
+                    ("estimate", |s| s.filter_estimate),
+                    ("insert", |s| s.filter_insert),
+                ]),
+            ),
+        ]
+    }
+
     fn table(&self) -> String {
         let mut out = String::from(
             "Compact counters (string-array index), the report's §6.4: N counters of at \
@@ -428,6 +487,26 @@ impl Report for CompactReport {
             "same answers: {}\n",
             if self.same_answers() { "yes" } else { "no" }
         );
+        out
+    }
+}
+
+/// An operation of the interleaved comparison: its name and its timings.
+type Compared = (&'static str, fn(&Speed) -> Three);
+
+impl CompactReport {
+    /// ns/op against N of each of `ops` on the three structures.
+    fn speed_series(&self, ops: &[Compared]) -> Vec<Series> {
+        let mut out = Vec::new();
+        for &(op, get) in ops {
+            for (i, name) in ["compact", "fixed", "HashMap"].into_iter().enumerate() {
+                let points = self.speed.iter().map(|s| {
+                    let t = get(s);
+                    (s.counters as f64, [t.compact, t.fixed, t.hash_map][i])
+                });
+                out.push(Series::new(format!("{op}, {name}"), points.collect()));
+            }
+        }
         out
     }
 }
@@ -831,6 +910,7 @@ mod tests {
         let out = Output {
             json: false,
             quiet: true,
+            plot: None,
         };
         let r = report(&args, &out, None).unwrap();
         assert_eq!(r.sizes.len(), 2);
@@ -872,5 +952,91 @@ mod tests {
         assert_eq!(plan(&args(6, false)).0, [1_000, 10_000, 100_000, 1_000_000]);
         assert_eq!(plan(&args(7, false)).0.last(), Some(&10_000_000));
         assert_eq!(plan(&args(7, true)), (vec![1_000, 10_000], 3, 512));
+    }
+
+    /// The plot from a hand-made report: storage, time per action and the
+    /// two Fig. 12 panels against N; the SVG names curves and axes.
+    #[test]
+    fn charts_from_a_report() {
+        let bits = |total| Bits {
+            coarse: 1.0,
+            level2: 1.0,
+            level3: 1.0,
+            offset_vectors: 1.0,
+            index: 4.0,
+            base: total - 4.0,
+            total,
+            allocated: total + 1.0,
+        };
+        let size = |counters| Size {
+            counters,
+            empty: bits(6.0),
+            incremented: bits(20.0),
+            static_build: bits(19.0),
+            rebuilds: 1,
+            log_counters: 3.8,
+            runs: 1,
+            new_ns: 40.0,
+            increment_ns: 3000.0,
+            from_values_ns: 50.0,
+            lookup_ns: 40.0,
+        };
+        let three = |compact| Three {
+            compact,
+            fixed: 10.0,
+            hash_map: 100.0,
+        };
+        let speed = |counters| Speed {
+            counters,
+            counter_lookup: three(40.0),
+            counter_increment: three(400.0),
+            filter_estimate: three(410.0),
+            filter_insert: three(800.0),
+            filter_operations: 10,
+            differing_estimates: 0,
+        };
+        let report = CompactReport {
+            pinned: "not pinned".into(),
+            reps: 1,
+            ops: 1,
+            sizes: vec![size(1000), size(10_000)],
+            speed: vec![speed(1000), speed(10_000)],
+            policies: Vec::new(),
+        };
+        let charts = report.charts();
+        assert_eq!(charts.len(), 4);
+        assert_eq!(
+            charts[0].series[1].points,
+            [(1000.0, 20.0), (10_000.0, 20.0)]
+        );
+        assert_eq!(charts[0].series[5].kind, Kind::Limit);
+        let names: Vec<&str> = charts[3].series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "estimate, compact",
+                "estimate, fixed",
+                "estimate, HashMap",
+                "insert, compact",
+                "insert, fixed",
+                "insert, HashMap"
+            ]
+        );
+        assert_eq!(
+            charts[3].series[3].points,
+            [(1000.0, 800.0), (10_000.0, 800.0)]
+        );
+        let file = crate::plot::TempSvg::new("compact");
+        crate::plot::draw(&file.0, &charts).unwrap();
+        let svg = file.read();
+        for text in [
+            "Storage",
+            "bits a counter",
+            "counters N",
+            "lookup, HashMap",
+            "Fig. 11",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
     }
 }

@@ -41,6 +41,7 @@ use streambloom::rng::Rng;
 use streambloom::{Classic, ClassicParams, W8};
 
 use crate::output::{num, Align, Output, Report, Table};
+use crate::plot::{self, Axis, Chart, Series};
 
 /// Table II: cells, Max = 2^3 − 1, K, P, importance 1..=Z.
 const M: usize = 16_384;
@@ -167,7 +168,7 @@ impl Filter {
 }
 
 /// How repeats pick their key.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 enum Law {
     Equal,
     Proportional,
@@ -368,6 +369,22 @@ struct ImportanceReport {
 }
 
 impl Report for ImportanceReport {
+    /// One panel per law and share of repeats: each filter's I_fn against
+    /// the item's importance, its I_fp dashed in the same colour (the
+    /// same data as the table of I_fp and I_fn, pooled over the streams).
+    fn charts(&self) -> Vec<Chart> {
+        let mut families: Vec<(Law, u32)> = Vec::new();
+        for r in &self.rows {
+            if !families.contains(&(r.law, r.repeat_percent)) {
+                families.push((r.law, r.repeat_percent));
+            }
+        }
+        families
+            .into_iter()
+            .map(|(law, repeats)| self.importance_chart(law, repeats))
+            .collect()
+    }
+
     fn table(&self) -> String {
         let mut out = format!(
             "# repro importance: Table II settings (m {M}, Max 7, K {K}, P {P}, importance 1..={Z}), {} distinct keys, {} shuffled streams per row; metrics in % (mean ± se)\n",
@@ -473,6 +490,40 @@ impl Report for ImportanceReport {
             out += &format!("- {f}\n");
         }
         out
+    }
+}
+
+impl ImportanceReport {
+    /// The panel of one law and share of repeats (see
+    /// [`Report::charts`]).
+    fn importance_chart(&self, law: Law, repeats: u32) -> Chart {
+        let per_importance = |rates: &[Option<f64>]| {
+            (1..)
+                .zip(rates)
+                .filter_map(|(i, x)| Some((f64::from(i), 100.0 * (*x)?)))
+                .collect::<Vec<_>>()
+        };
+        let mut series = Vec::new();
+        for r in self
+            .rows
+            .iter()
+            .filter(|r| r.law == law && r.repeat_percent == repeats)
+        {
+            series.push(Series::new(
+                format!("{} I_fn", r.filter),
+                per_importance(&r.i_fn),
+            ));
+            series.push(
+                Series::new(format!("{} I_fp", r.filter), per_importance(&r.i_fp))
+                    .with_kind(plot::Kind::Reference),
+            );
+        }
+        Chart {
+            title: format!("{law:?} importance law, {repeats} % repeats (pooled over the streams)"),
+            x: Axis::linear("importance").whole(),
+            y: Axis::linear("rate at that importance (%)"),
+            series,
+        }
     }
 }
 
@@ -763,5 +814,54 @@ mod tests {
             Some(1.0 / 3.0)
         );
         assert_eq!(Counts::rate(&[0; 3], &[0; 3], 1, 2, false), None);
+    }
+
+    /// The plot from a hand-made report: a panel per law and share of
+    /// repeats, each filter's I_fn with its I_fp dashed, importances
+    /// without arrivals left out; the SVG names curves and axes.
+    #[test]
+    fn charts_from_a_report() {
+        let row = |law, repeat_percent, filter| Row {
+            law,
+            repeat_percent,
+            filter,
+            mean: [None; 5],
+            se: [None; 5],
+            i_fp: vec![Some(0.01), None, Some(0.03)],
+            i_fn: vec![Some(0.5), Some(0.25), None],
+        };
+        let report = ImportanceReport {
+            distinct: 10,
+            runs: 1,
+            rows: vec![
+                row(Law::Equal, 10, "SBF"),
+                row(Law::Equal, 10, "IBF-2C"),
+                row(Law::Inverse, 30, "SBF"),
+            ],
+            gaps: Vec::new(),
+            zeros: Vec::new(),
+            findings: Vec::new(),
+        };
+        let charts = report.charts();
+        assert_eq!(charts.len(), 2);
+        let names: Vec<&str> = charts[0].series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["SBF I_fn", "SBF I_fp", "IBF-2C I_fn", "IBF-2C I_fp"]
+        );
+        assert_eq!(charts[0].series[0].points, [(1.0, 50.0), (2.0, 25.0)]);
+        assert_eq!(charts[0].series[1].points, [(1.0, 1.0), (3.0, 3.0)]);
+        assert_eq!(charts[0].series[1].kind, plot::Kind::Reference);
+        let file = plot::TempSvg::new("importance");
+        plot::draw(&file.0, &charts).unwrap();
+        let svg = file.read();
+        for text in [
+            "Inverse importance law, 30 % repeats",
+            "importance",
+            "IBF-2C I_fp",
+            "rate at that importance",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
     }
 }

@@ -31,6 +31,7 @@ use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::W1;
 
 use crate::output::{num, Align, Output, Report, Table};
+use crate::plot::{Axis, Chart, Kind, Series};
 
 /// `repro reservoir`'s options.
 #[derive(clap::Args, Debug)]
@@ -391,6 +392,17 @@ struct ReservoirReport {
 }
 
 impl Report for ReservoirReport {
+    /// One panel per table: each variant's FNR and FPR against the memory
+    /// as run, the paper's SBF and RSBF rates dashed beside ours; then the
+    /// convergence curves (Figs. 6-7).
+    fn charts(&self) -> Vec<Chart> {
+        let mut tables: Vec<u8> = self.rows.iter().map(|r| r.table).collect();
+        tables.dedup();
+        let mut charts: Vec<Chart> = tables.into_iter().map(|t| self.rates_chart(t)).collect();
+        charts.push(self.convergence_chart());
+        charts
+    }
+
     fn table(&self) -> String {
         let pct = |x: f64, d: usize| num(Some(100.0 * x), d);
         let mut out = String::from(
@@ -502,6 +514,77 @@ impl Report for ReservoirReport {
             pct(m.printed_eq_5_7, 3)
         );
         out
+    }
+}
+
+/// A rate the plot draws: its name, the measured field, and the paper's
+/// columns for SBF K=3 and for RSBF.
+type Rate = (&'static str, fn(&Measured) -> f64, [usize; 2]);
+
+impl ReservoirReport {
+    /// Table `table`'s panel (see [`Report::charts`]).
+    fn rates_chart(&self, table: u8) -> Chart {
+        let rows: Vec<&RowReport> = self.rows.iter().filter(|r| r.table == table).collect();
+        let mut variants: Vec<Variant> = Vec::new();
+        for m in rows.iter().flat_map(|r| &r.measured) {
+            if !variants.contains(&m.variant) {
+                variants.push(m.variant);
+            }
+        }
+        let rates: [Rate; 2] = [("FNR", |m| m.fnr, [0, 1]), ("FPR", |m| m.fpr, [2, 3])];
+        let mut series = Vec::new();
+        for (rate, get, paper) in rates {
+            for &v in &variants {
+                let ours = rows
+                    .iter()
+                    .filter_map(|r| Some((r.bits as f64, 100.0 * get(r.get(v)?))))
+                    .collect();
+                series.push(Series::new(format!("{} {rate}", v.name()), ours));
+                let column = match v {
+                    Variant::Sbf => paper[0],
+                    Variant::Rsbf => paper[1],
+                    _ => continue,
+                };
+                let theirs = rows
+                    .iter()
+                    .map(|r| (r.bits as f64, r.paper[column]))
+                    .collect();
+                series.push(
+                    Series::new(format!("{} {rate}, paper", v.name()), theirs)
+                        .with_kind(Kind::Reference),
+                );
+            }
+        }
+        let stream = rows.first().map_or(String::new(), |r| {
+            format!(" (N = {}, U = {}, scale 1/{})", r.n, r.u, r.scale)
+        });
+        Chart {
+            title: format!("Table {table}: FNR and FPR against memory{stream}"),
+            x: Axis::log("memory (bits, as run)"),
+            y: Axis::log("rate (%, cumulative over the stream)"),
+            series,
+        }
+    }
+
+    /// The convergence panel: the change in ones over the 1 000 items
+    /// before each checkpoint, RSBF and SBF.
+    fn convergence_chart(&self) -> Chart {
+        let c = &self.convergence;
+        let curve = |name: &str, pick: fn(&(u64, i64, i64)) -> i64| {
+            Series::new(
+                name,
+                c.points
+                    .iter()
+                    .map(|p| (p.0 as f64, pick(p) as f64))
+                    .collect(),
+            )
+        };
+        Chart {
+            title: format!("Convergence (Figs. 6-7): {} bits, {} items", c.bits, c.n),
+            x: Axis::log("items"),
+            y: Axis::linear("change in ones over the 1000 items before"),
+            series: vec![curve("RSBF", |p| p.1), curve("SBF K=3", |p| p.2)],
+        }
     }
 }
 
@@ -635,6 +718,7 @@ mod tests {
         let out = Output {
             json: false,
             quiet: true,
+            plot: None,
         };
         let r = report(&args, &out).unwrap();
         assert_eq!(r.rows.len(), 10);
@@ -674,6 +758,80 @@ mod tests {
         assert_eq!(without.fnr, 0.0, "{without:?}");
         for m in [with, without] {
             assert!((0.0..=1.0).contains(&m.fpr));
+        }
+    }
+
+    /// The plot from a hand-made report: a panel per table with ours and
+    /// the paper's rates against memory, then the convergence panel; the
+    /// SVG names the curves and axes.
+    #[test]
+    fn charts_from_a_report() {
+        let measured = |variant, fnr, fpr| Measured {
+            variant,
+            fnr,
+            fpr,
+            p: None,
+        };
+        let row = |table, bits| RowReport {
+            table,
+            scale: 1,
+            n: 1000,
+            u: 2000,
+            bits,
+            paper: [80.0, 70.0, 10.0, 9.0],
+            measured: vec![
+                measured(Variant::Rsbf, 0.5, 0.1),
+                measured(Variant::Sbf, 0.6, 0.2),
+            ],
+        };
+        let report = ReservoirReport {
+            rows: vec![row(2, 1024), row(2, 4096), row(3, 1024)],
+            convergence: Convergence {
+                bits: 1024,
+                n: 4000,
+                points: vec![(2000, 300, 280), (4000, 10, -5)],
+            },
+            model: ModelCheck {
+                bits: 1024,
+                n: 1000,
+                measured: 0.1,
+                model: 0.1,
+                printed_eq_5_7: 0.4,
+            },
+        };
+        let charts = report.charts();
+        assert_eq!(charts.len(), 3);
+        let names: Vec<&str> = charts[0].series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "RSBF FNR",
+                "RSBF FNR, paper",
+                "SBF K=3 FNR",
+                "SBF K=3 FNR, paper",
+                "RSBF FPR",
+                "RSBF FPR, paper",
+                "SBF K=3 FPR",
+                "SBF K=3 FPR, paper"
+            ]
+        );
+        assert_eq!(charts[0].series[0].points, [(1024.0, 50.0), (4096.0, 50.0)]);
+        assert_eq!(charts[0].series[3].points, [(1024.0, 80.0), (4096.0, 80.0)]);
+        assert_eq!(
+            charts[2].series[1].points,
+            [(2000.0, 280.0), (4000.0, -5.0)]
+        );
+        let file = crate::plot::TempSvg::new("reservoir");
+        crate::plot::draw(&file.0, &charts).unwrap();
+        let svg = file.read();
+        for text in [
+            "Table 3",
+            "memory (bits, as run)",
+            "SBF K=3 FPR, paper",
+            "Convergence",
+            "items",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
         }
     }
 }

@@ -65,6 +65,7 @@ use streambloom::timing::{TimingBloom, TimingLayout, TimingParams};
 use streambloom::{Width, W1, W16, W32, W8};
 
 use crate::output::{num, Align, Output, Report, Table};
+use crate::plot::{Axis, Chart, Kind, Series};
 
 /// `repro timing`'s options.
 #[derive(clap::Args, Debug)]
@@ -489,6 +490,57 @@ pub struct StreamReport {
     pub points: Vec<Point>,
 }
 
+/// A layout of the timing filter the plot draws: its name, and its
+/// comparison at a point.
+type PlottedLayout = (&'static str, fn(&Point) -> Option<&Compared>);
+
+impl StreamReport {
+    /// The stream's panel (see [`TimingReport::charts`](Report::charts)).
+    fn chart(&self) -> Chart {
+        let layouts: [PlottedLayout; 3] = [
+            ("unblocked", |p| Some(&p.unblocked)),
+            ("one block", |p| p.one_block.as_ref()),
+            ("two blocks", |p| p.two_blocks.as_ref()),
+        ];
+        let mut series = Vec::new();
+        for (layout, get) in layouts {
+            let curve = |pick: fn(&Compared) -> f64| {
+                self.points
+                    .iter()
+                    .filter_map(|p| Some((p.bpi as f64, pick(get(p)?))))
+                    .collect::<Vec<_>>()
+            };
+            let standard = curve(|c| c.standard.standard_answers.penalty);
+            if standard.is_empty() {
+                continue;
+            }
+            let inferential = curve(|c| c.inferential.inferential_answers.penalty);
+            series.push(Series::new(format!("standard, {layout}"), standard));
+            series.push(
+                Series::new(format!("inferential, {layout}"), inferential)
+                    .with_kind(Kind::Reference),
+            );
+        }
+        let apbf: Vec<(f64, f64)> = self
+            .points
+            .iter()
+            .filter_map(|p| Some((p.bpi as f64, p.apbf.as_ref()?.best.answers.penalty)))
+            .collect();
+        if !apbf.is_empty() {
+            series.push(Series::new("APBF (best k, l), same memory", apbf));
+        }
+        Chart {
+            title: format!(
+                "{} [{}], U = {}, w = {}",
+                self.name, self.condition, self.universe, self.window
+            ),
+            x: Axis::log("bits per item").binary(),
+            y: Axis::log("total penalty (each filter at its best k)"),
+            series,
+        }
+    }
+}
+
 /// The whole report.
 #[derive(Debug, Serialize)]
 pub struct TimingReport {
@@ -501,6 +553,13 @@ pub struct TimingReport {
 }
 
 impl Report for TimingReport {
+    /// One panel per stream: the total penalty against bits per item, the
+    /// standard query solid and the inferential one dashed in the same
+    /// colour, per layout, and the APBF in the same memory.
+    fn charts(&self) -> Vec<Chart> {
+        self.streams.iter().map(StreamReport::chart).collect()
+    }
+
     fn table(&self) -> String {
         let mut out = format!(
             "Timing filter, the paper's §5: {} warm-up insertions then {} query-then-insert \
@@ -1099,6 +1158,7 @@ mod tests {
         let out = Output {
             json: false,
             quiet: true,
+            plot: None,
         };
         let r = report(&args, &out).unwrap();
         assert_eq!(r.streams.len(), 4);
@@ -1158,5 +1218,95 @@ mod tests {
         let se = (p * (1.0 - p) / n).sqrt();
         assert!((pos / n - p).abs() < 5.0 * se, "{} vs {p}", pos / n);
         assert!((s.pos_neg() - (std::f64::consts::E - 1.0)).abs() < 0.02);
+    }
+
+    /// The plot from a hand-made report: per stream, standard and
+    /// inferential per layout that has points, and the APBF; the SVG names
+    /// them and its axes.
+    #[test]
+    fn charts_from_a_report() {
+        let outcomes = |penalty| Outcomes {
+            penalty,
+            ..Outcomes::default()
+        };
+        let trial = |standard, inferential| Trial {
+            k: 3,
+            bits_per_timer: 3,
+            cells: 64,
+            block: 1,
+            padding: 0,
+            standard_answers: outcomes(standard),
+            inferential_answers: outcomes(inferential),
+            posterior_error: 0.1,
+            ns_per_step: 10.0,
+        };
+        let compared = |s, i| Compared {
+            standard: trial(s, 0.0),
+            inferential: trial(0.0, i),
+        };
+        let point = |bpi, s, i| Point {
+            bpi,
+            unblocked: compared(s, i),
+            one_block: (bpi > 2).then(|| compared(2.0 * s, i)),
+            two_blocks: None,
+            false_negatives_standard: 0,
+            apbf: Some(ApbfPoint {
+                best: ApbfTrial {
+                    k: 4,
+                    l: 2,
+                    g: 8,
+                    bits: 512,
+                    answers: outcomes(s / 2.0),
+                },
+                trials: 1,
+                ns: StepTimes {
+                    standard: 1.0,
+                    inferential: 2.0,
+                    apbf: 3.0,
+                },
+            }),
+        };
+        let report = TimingReport {
+            warm_up: 10,
+            steps: 10,
+            streams: vec![StreamReport {
+                name: "uniform",
+                condition: "Pos≈Neg",
+                universe: 64,
+                window: 16,
+                pos_neg: 1.0,
+                paper_pos_neg: 1.0,
+                paper_ratio: "-",
+                paper_pe: "-",
+                points: vec![point(2, 100.0, 80.0), point(16, 10.0, 5.0)],
+            }],
+        };
+        let charts = report.charts();
+        assert_eq!(charts.len(), 1);
+        let names: Vec<&str> = charts[0].series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "standard, unblocked",
+                "inferential, unblocked",
+                "standard, one block",
+                "inferential, one block",
+                "APBF (best k, l), same memory"
+            ]
+        );
+        assert_eq!(charts[0].series[1].points, [(2.0, 80.0), (16.0, 5.0)]);
+        assert_eq!(charts[0].series[2].points, [(16.0, 20.0)]);
+        assert_eq!(charts[0].series[4].points, [(2.0, 50.0), (16.0, 5.0)]);
+        let file = crate::plot::TempSvg::new("timing");
+        crate::plot::draw(&file.0, &charts).unwrap();
+        let svg = file.read();
+        for text in [
+            "uniform [Pos≈Neg]",
+            "bits per item",
+            "total penalty",
+            "APBF (best k, l)",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
     }
 }

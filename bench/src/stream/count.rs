@@ -853,6 +853,7 @@ mod tests {
             &Output {
                 json: true,
                 quiet: true,
+                plot: None,
             }
             .render(&r)
             .unwrap(),

@@ -773,6 +773,7 @@ mod tests {
             &Output {
                 json: true,
                 quiet: true,
+                plot: None,
             }
             .render(&report)
             .unwrap(),

@@ -79,7 +79,7 @@ impl<'a> Input<'a> {
             bytes: 0,
             lines: 0,
             line: Vec::new(),
-            output: *output,
+            output: output.clone(),
             start: Instant::now(),
             bar: None,
         }

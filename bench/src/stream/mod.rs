@@ -27,6 +27,7 @@ use crate::size::parse_size;
 pub(crate) const QUIET: crate::output::Output = crate::output::Output {
     json: false,
     quiet: true,
+    plot: None,
 };
 
 /// The seed when `--seed` is not given: fixed, so that runs repeat.

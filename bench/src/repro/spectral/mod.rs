@@ -327,7 +327,7 @@ mod tests {
         let report = measure(&a, &table_out).unwrap();
         let json_out = Output {
             json: true,
-            ..table_out
+            ..table_out.clone()
         };
         let json: serde_json::Value =
             serde_json::from_str(&json_out.render(&report).unwrap()).unwrap();

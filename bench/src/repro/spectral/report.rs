@@ -9,6 +9,7 @@ use super::findings::Claim;
 use super::table1::Line;
 use super::workload::Scale;
 use crate::output::{num, Align, Table};
+use crate::plot::{group, Axis, Chart, Kind, Series};
 
 /// Everything `repro spectral` measured.
 #[derive(Debug, Serialize)]
@@ -222,6 +223,13 @@ fn claims(claims: &[Claim]) -> String {
 }
 
 impl crate::output::Report for Report {
+    /// One panel per figure: the mean E_ratio against γ (Fig. 6) or skew,
+    /// one line per filter × layout, with the Bloom error E_b at each point
+    /// as a limit.
+    fn charts(&self) -> Vec<Chart> {
+        self.figures.iter().map(figure_chart).collect()
+    }
+
     fn table(&self) -> String {
         let mut out = format!(
             "Spectral Bloom filters, §6.1–6.2: Zipf, n = {} values, M = {}, k = {}, {} runs per \
@@ -256,5 +264,111 @@ impl crate::output::Report for Report {
         }
         out += &claims(&self.claims);
         out
+    }
+}
+
+/// A figure's panel (see [`Report::charts`](crate::output::Report::charts)):
+/// against γ when the points' loads differ, else against skew.
+fn figure_chart(f: &Figure) -> Chart {
+    let by_gamma = f
+        .points
+        .windows(2)
+        .any(|w| w[0].point.gamma != w[1].point.gamma);
+    let x = |p: &Point| if by_gamma { p.gamma } else { p.skew };
+    let mut series = group(f.points.iter().flat_map(|p| {
+        p.layouts.iter().flat_map(move |l| {
+            l.filters.iter().map(move |s| {
+                (
+                    format!("{} {}", s.filter, l.layout),
+                    x(&p.point),
+                    s.e_ratio.mean,
+                )
+            })
+        })
+    }));
+    let bloom = f
+        .points
+        .iter()
+        .map(|p| (x(&p.point), p.point.e_b))
+        .collect();
+    series.push(Series::new("E_b = (1 − e^−γ)^k", bloom).with_kind(Kind::Limit));
+    Chart {
+        title: f.name.to_owned(),
+        x: Axis::linear(if by_gamma {
+            "load γ = nk/m"
+        } else {
+            "Zipf skew"
+        }),
+        y: Axis::log("E_ratio (mean over runs)"),
+        series,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::{draw, TempSvg};
+
+    /// A figure of two points on two layouts with two filters.
+    fn hand_made(gammas: [f64; 2], skews: [f64; 2]) -> Figure {
+        let score = |filter, e| FilterScore {
+            filter,
+            e_add: Spread { mean: e, se: 0.0 },
+            e_ratio: Spread { mean: e, se: 0.0 },
+            fn_rate: Spread { mean: 0.0, se: 0.0 },
+        };
+        let points = (0..2)
+            .map(|i| FigurePoint {
+                point: Point::new(format!("p{i}"), gammas[i], skews[i]),
+                layouts: ["blocked16", "unblocked"]
+                    .into_iter()
+                    .map(|layout| Scores {
+                        layout,
+                        filters: vec![score("MS", 0.1 * (i + 1) as f64), score("MI", 0.0)],
+                    })
+                    .collect(),
+            })
+            .collect();
+        Figure {
+            name: "Fig. test",
+            paper: "-",
+            filters: vec!["MS", "MI"],
+            points,
+        }
+    }
+
+    /// Against γ when the loads differ, against skew otherwise; a line per
+    /// filter × layout and the Bloom error; MI's zeros left off the log axis.
+    #[test]
+    fn figures_chart_against_gamma_or_skew() {
+        let by_gamma = figure_chart(&hand_made([0.5, 1.0], [0.5, 0.5]));
+        assert_eq!(by_gamma.x.label, "load γ = nk/m");
+        let names: Vec<&str> = by_gamma.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "MS blocked16",
+                "MI blocked16",
+                "MS unblocked",
+                "MI unblocked",
+                "E_b = (1 − e^−γ)^k"
+            ]
+        );
+        assert_eq!(by_gamma.series[0].points, [(0.5, 0.1), (1.0, 0.2)]);
+        let by_skew = figure_chart(&hand_made([0.7, 0.7], [0.0, 1.0]));
+        assert_eq!(by_skew.x.label, "Zipf skew");
+        assert_eq!(by_skew.series[2].points, [(0.0, 0.1), (1.0, 0.2)]);
+        let file = TempSvg::new("spectral");
+        draw(&file.0, &[by_gamma, by_skew]).unwrap();
+        let svg = file.read();
+        for text in [
+            "Fig. test",
+            "MS unblocked",
+            "E_ratio (mean over runs)",
+            "Zipf skew",
+            "load γ",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
     }
 }
