@@ -186,11 +186,12 @@ proptest! {
 /// above the prefetching threshold, with batches longer than the keyed
 /// forms' hashing chunk and across generation ends.
 #[test]
-#[cfg_attr(miri, ignore = "a 300 KB filter and 30 000 items")]
+#[cfg_attr(miri, ignore = "a filter past the prefetch threshold and 30 000 items")]
 fn batch_equals_item_by_item() {
     let small = ApbfParams::new(3, 2, 50);
     let large = ApbfParams {
-        slice_bits: 1000 * 512,
+        // Five slices past the prefetching threshold together.
+        slice_bits: crate::store::PREFETCH_MIN_BYTES * 8 / 5 + 512,
         ..ApbfParams::new(2, 3, 4000)
     };
     assert!(large.blocks().unwrap() * Block::BYTES >= crate::store::PREFETCH_MIN_BYTES);

@@ -367,7 +367,7 @@ proptest! {
     /// ([`crate::filter::HASH_CHUNK`]). An output of the wrong length is
     /// [`Error::Length`] and writes nothing.
     #[test]
-    #[cfg_attr(miri, ignore = "filters past the prefetch threshold (256 KiB) are too slow under Miri; the kernels' memory safety is covered by the small cases elsewhere")]
+    #[cfg_attr(miri, ignore = "filters past the prefetch threshold (2 MiB) are too slow under Miri; the kernels' memory safety is covered by the small cases elsewhere")]
     fn batches_equal_item_by_item(
         blocks in prop_oneof![1..40usize, PREFETCH_BLOCKS..PREFETCH_BLOCKS + 100],
         k in 1..12u32,

@@ -186,7 +186,8 @@ fn batches_equal_item_by_item() {
         (512, 63),
         (1024, 65),
         (4096, 3000),
-        (1 << 18, 700),
+        // 8-bit cells, one a byte: past the prefetching threshold.
+        (crate::store::PREFETCH_MIN_BYTES, 700),
     ] {
         for eviction in evictions {
             for layout in [Layout::OneBlock, Layout::TwoBlocks] {

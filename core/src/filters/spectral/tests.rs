@@ -134,9 +134,9 @@ proptest! {
     #[test]
     fn batches_equal_item_by_item(
         s in stream(),
-        // Both sides of PREFETCH_MIN_BYTES (131 072 16-bit counters): the
+        // Both sides of PREFETCH_MIN_BYTES (in 16-bit counters): the
         // plain loop and the prefetching one.
-        counters in prop_oneof![96usize..2048, 131_072usize..135_000],
+        counters in prop_oneof![96usize..2048, PREFETCH_COUNTERS..PREFETCH_COUNTERS + 4000],
     ) {
         fn run<P: Policy + Clone>(p: P, counters: usize, s: &[(u16, u32)]) -> core::result::Result<(), TestCaseError> {
             let mut one = Spectral::<P, Blocked<W16>>::new(SpectralParams { counters, k: 5, policy: p, layout: Layout::OneBlock }, 3).unwrap();
@@ -1081,7 +1081,7 @@ proptest! {
     /// writes nothing. The removals include keys never inserted, whose
     /// counters stop at 0.
     #[test]
-    #[cfg_attr(miri, ignore = "filters past the prefetch threshold (256 KiB) are too slow under Miri; the kernels' memory safety is covered by the small cases elsewhere")]
+    #[cfg_attr(miri, ignore = "filters past the prefetch threshold (2 MiB) are too slow under Miri; the kernels' memory safety is covered by the small cases elsewhere")]
     fn keyed_and_removal_batches_equal_item_by_item(
         keys in proptest::collection::vec(0u16..300, 0..crate::scaled(700)),
         removals in proptest::collection::vec(0u16..400, 0..crate::scaled(500)),

@@ -390,9 +390,9 @@ proptest! {
 
     #[test]
     fn a_batch_equals_item_by_item(
-        // Both sides of PREFETCH_MIN_BYTES (4 096 blocks): the plain loop
-        // and the prefetching one.
-        blocks in prop_oneof![1..40usize, 4096..4200usize],
+        // Both sides of PREFETCH_MIN_BYTES: the plain loop and the
+        // prefetching one.
+        blocks in prop_oneof![1..40usize, PREFETCH_BLOCKS..PREFETCH_BLOCKS + 104],
         k in 1..8u32,
         p in 1..200usize,
         sweep: bool,
@@ -1082,7 +1082,7 @@ proptest! {
     /// wrong length is [`Error::Length`], and `observe_batch` then changes
     /// neither the filter nor the output.
     #[test]
-    #[cfg_attr(miri, ignore = "filters past the prefetch threshold (256 KiB) are too slow under Miri; the kernels' memory safety is covered by the small cases elsewhere")]
+    #[cfg_attr(miri, ignore = "filters past the prefetch threshold (2 MiB) are too slow under Miri; the kernels' memory safety is covered by the small cases elsewhere")]
     fn insert_and_contains_batches_equal_item_by_item(
         blocks in prop_oneof![1..40usize, PREFETCH_BLOCKS..PREFETCH_BLOCKS + 100],
         bits in 1..9u32,

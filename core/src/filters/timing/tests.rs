@@ -7,6 +7,11 @@ use std::collections::VecDeque;
 use std::vec;
 use std::vec::Vec;
 
+/// Blocks from which the batch forms prefetch
+/// ([`crate::store::PREFETCH_MIN_BYTES`]): the property tests draw filters on
+/// both sides of it.
+const PREFETCH_BLOCKS: usize = crate::store::PREFETCH_MIN_BYTES / crate::Block::BYTES;
+
 /// One of the three layouts, by `n % 3`.
 fn layout(n: u8) -> TimingLayout {
     [
@@ -359,9 +364,9 @@ proptest! {
     /// hashed) equal the items one by one, below and above the
     /// prefetching threshold.
     #[test]
-    #[cfg_attr(miri, ignore = "filters past the prefetch threshold (256 KiB) are too slow under Miri")]
+    #[cfg_attr(miri, ignore = "filters past the prefetch threshold (2 MiB) are too slow under Miri")]
     fn batches_equal_item_by_item(
-        blocks in prop_oneof![1..40usize, 4096..4200usize],
+        blocks in prop_oneof![1..40usize, PREFETCH_BLOCKS..PREFETCH_BLOCKS + 104],
         c in case(),
         keys in proptest::collection::vec(0..3000u64, 0..700),
         probes in proptest::collection::vec(0..6000u64, 0..700),
@@ -371,7 +376,7 @@ proptest! {
             ..TimingParams::new(blocks * W8::CELLS, c.k, c.window, c.block, c.padding, 8)
         };
         let mut one = TimingBloom::<W8>::new(params, 3).unwrap();
-        prop_assert_eq!(one.cells.prefetching(), blocks >= 4096);
+        prop_assert_eq!(one.cells.prefetching(), blocks >= PREFETCH_BLOCKS);
         let (mut keyed, mut hashed) = (one.clone(), one.clone());
         for key in &keys {
             one.insert(key);
