@@ -488,6 +488,28 @@ impl TempSvg {
     }
 }
 
+/// Draws `charts` into a temporary SVG (named by `tag`) and asserts that
+/// the file holds every one of `texts` (titles, axis labels, series
+/// names): the check each command's plot test ends with.
+#[cfg(test)]
+pub fn assert_draws(tag: &str, charts: &[Chart], texts: &[&str]) {
+    let file = TempSvg::new(tag);
+    draw(&file.0, charts).unwrap();
+    let svg = file.read();
+    for text in texts {
+        assert!(svg.contains(text), "{tag}: {text} missing");
+    }
+}
+
+/// The series names of each chart, in order: what the plot tests compare.
+#[cfg(test)]
+pub fn series_names(charts: &[Chart]) -> Vec<Vec<&str>> {
+    charts
+        .iter()
+        .map(|c| c.series.iter().map(|s| s.name.as_str()).collect())
+        .collect()
+}
+
 #[cfg(test)]
 impl Drop for TempSvg {
     fn drop(&mut self) {

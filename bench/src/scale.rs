@@ -762,10 +762,7 @@ mod tests {
             ],
         };
         let charts = crate::output::Report::charts(&report);
-        let names: Vec<Vec<&str>> = charts
-            .iter()
-            .map(|c| c.series.iter().map(|s| s.name.as_str()).collect())
-            .collect();
+        let names = crate::plot::series_names(&charts);
         assert_eq!(
             names,
             [
@@ -782,17 +779,16 @@ mod tests {
         assert_eq!(charts[0].series[1].points, [(1.0, 100.0), (2.0, 200.0)]);
         assert_eq!(charts[0].series[1].kind, Kind::Reference);
         assert_eq!(charts[1].series[2].points, [(1.0, 1.0), (2.0, 2.0)]);
-        let file = crate::plot::TempSvg::new("scale");
-        crate::plot::draw(&file.0, &charts).unwrap();
-        let svg = file.read();
-        for text in [
-            "threads",
-            "Mitems/s",
-            "× 1 thread",
-            "timing ideal",
-            "ideal (linear)",
-        ] {
-            assert!(svg.contains(text), "{text} missing");
-        }
+        crate::plot::assert_draws(
+            "scale",
+            &charts,
+            &[
+                "threads",
+                "Mitems/s",
+                "× 1 thread",
+                "timing ideal",
+                "ideal (linear)",
+            ],
+        );
     }
 }

@@ -189,7 +189,6 @@ impl Report {
 mod tests {
     use super::*;
     use crate::output::Report as _;
-    use crate::plot::{draw, TempSvg};
 
     fn row(target: &'static str, isa: Option<&'static str>, bytes: usize, p50: f64) -> Row {
         Row {
@@ -232,10 +231,7 @@ mod tests {
             rows.push(row("spectral-insert", Some("avx2"), bytes, 5.0 * scale));
         }
         let charts = report(rows).charts();
-        let names: Vec<Vec<&str>> = charts
-            .iter()
-            .map(|c| c.series.iter().map(|s| s.name.as_str()).collect())
-            .collect();
+        let names = crate::plot::series_names(&charts);
         assert_eq!(
             names,
             [
@@ -248,18 +244,17 @@ mod tests {
             [(16384.0, 3.0), (1048576.0, 6.0), (67108864.0, 24.0)]
         );
         assert_eq!(charts[1].series[1].kind, Kind::Limit);
-        let file = TempSvg::new("latency");
-        draw(&file.0, &charts).unwrap();
-        let svg = file.read();
-        for text in [
-            "stable-observe avx2",
-            "line-rmw",
-            "filter size",
-            "p50 (ns per item",
-            "latency: spectral targets",
-        ] {
-            assert!(svg.contains(text), "{text} missing");
-        }
+        crate::plot::assert_draws(
+            "latency",
+            &charts,
+            &[
+                "stable-observe avx2",
+                "line-rmw",
+                "filter size",
+                "p50 (ns per item",
+                "latency: spectral targets",
+            ],
+        );
     }
 
     /// With several pages, the pages are part of each curve's name; with

@@ -1026,17 +1026,16 @@ mod tests {
             charts[3].series[3].points,
             [(1000.0, 800.0), (10_000.0, 800.0)]
         );
-        let file = crate::plot::TempSvg::new("compact");
-        crate::plot::draw(&file.0, &charts).unwrap();
-        let svg = file.read();
-        for text in [
-            "Storage",
-            "bits a counter",
-            "counters N",
-            "lookup, HashMap",
-            "Fig. 11",
-        ] {
-            assert!(svg.contains(text), "{text} missing");
-        }
+        crate::plot::assert_draws(
+            "compact",
+            &charts,
+            &[
+                "Storage",
+                "bits a counter",
+                "counters N",
+                "lookup, HashMap",
+                "Fig. 11",
+            ],
+        );
     }
 }

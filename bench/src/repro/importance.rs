@@ -852,16 +852,15 @@ mod tests {
         assert_eq!(charts[0].series[0].points, [(1.0, 50.0), (2.0, 25.0)]);
         assert_eq!(charts[0].series[1].points, [(1.0, 1.0), (3.0, 3.0)]);
         assert_eq!(charts[0].series[1].kind, plot::Kind::Reference);
-        let file = plot::TempSvg::new("importance");
-        plot::draw(&file.0, &charts).unwrap();
-        let svg = file.read();
-        for text in [
-            "Inverse importance law, 30 % repeats",
+        crate::plot::assert_draws(
             "importance",
-            "IBF-2C I_fp",
-            "rate at that importance",
-        ] {
-            assert!(svg.contains(text), "{text} missing");
-        }
+            &charts,
+            &[
+                "Inverse importance law, 30 % repeats",
+                "importance",
+                "IBF-2C I_fp",
+                "rate at that importance",
+            ],
+        );
     }
 }

@@ -821,17 +821,16 @@ mod tests {
             charts[2].series[1].points,
             [(2000.0, 280.0), (4000.0, -5.0)]
         );
-        let file = crate::plot::TempSvg::new("reservoir");
-        crate::plot::draw(&file.0, &charts).unwrap();
-        let svg = file.read();
-        for text in [
-            "Table 3",
-            "memory (bits, as run)",
-            "SBF K=3 FPR, paper",
-            "Convergence",
-            "items",
-        ] {
-            assert!(svg.contains(text), "{text} missing");
-        }
+        crate::plot::assert_draws(
+            "reservoir",
+            &charts,
+            &[
+                "Table 3",
+                "memory (bits, as run)",
+                "SBF K=3 FPR, paper",
+                "Convergence",
+                "items",
+            ],
+        );
     }
 }

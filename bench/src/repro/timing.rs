@@ -1297,16 +1297,15 @@ mod tests {
         assert_eq!(charts[0].series[1].points, [(2.0, 80.0), (16.0, 5.0)]);
         assert_eq!(charts[0].series[2].points, [(16.0, 20.0)]);
         assert_eq!(charts[0].series[4].points, [(2.0, 50.0), (16.0, 5.0)]);
-        let file = crate::plot::TempSvg::new("timing");
-        crate::plot::draw(&file.0, &charts).unwrap();
-        let svg = file.read();
-        for text in [
-            "uniform [Pos≈Neg]",
-            "bits per item",
-            "total penalty",
-            "APBF (best k, l)",
-        ] {
-            assert!(svg.contains(text), "{text} missing");
-        }
+        crate::plot::assert_draws(
+            "timing",
+            &charts,
+            &[
+                "uniform [Pos≈Neg]",
+                "bits per item",
+                "total penalty",
+                "APBF (best k, l)",
+            ],
+        );
     }
 }

@@ -307,7 +307,6 @@ fn figure_chart(f: &Figure) -> Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::{draw, TempSvg};
 
     /// A figure of two points on two layouts with two filters.
     fn hand_made(gammas: [f64; 2], skews: [f64; 2]) -> Figure {
@@ -358,17 +357,16 @@ mod tests {
         let by_skew = figure_chart(&hand_made([0.7, 0.7], [0.0, 1.0]));
         assert_eq!(by_skew.x.label, "Zipf skew");
         assert_eq!(by_skew.series[2].points, [(0.0, 0.1), (1.0, 0.2)]);
-        let file = TempSvg::new("spectral");
-        draw(&file.0, &[by_gamma, by_skew]).unwrap();
-        let svg = file.read();
-        for text in [
-            "Fig. test",
-            "MS unblocked",
-            "E_ratio (mean over runs)",
-            "Zipf skew",
-            "load γ",
-        ] {
-            assert!(svg.contains(text), "{text} missing");
-        }
+        crate::plot::assert_draws(
+            "spectral",
+            &[by_gamma, by_skew],
+            &[
+                "Fig. test",
+                "MS unblocked",
+                "E_ratio (mean over runs)",
+                "Zipf skew",
+                "load γ",
+            ],
+        );
     }
 }
