@@ -33,9 +33,12 @@
 //! slice's bits stay put as the ring turns). This is the paper's plain
 //! APBF: the bits of different slices are independent, as the rate's
 //! derivation assumes, and a slice clears by zeroing its blocks. It costs
-//! `k` cache lines an insertion and up to `k + l` a query (a key absent
-//! from the newest slices usually stops within a few probes: the scan
-//! gives up when too few slices remain for a run). The paper's
+//! `k` cache lines an insertion. A query skips, as the paper's does: it
+//! probes the last slice of a candidate run of `k` first and, on a clear
+//! bit, moves the run past it, so an absent key whose bits are mostly
+//! clear costs about `(k + l) / k` probes rather than `k + l` (the
+//! `CrowdStrike/apbf` query probes slice after slice), and a key of the
+//! newest generations `k`. The paper's
 //! *Age-Partitioned Blocked Bloom Filter* puts an item's bits in one line
 //! for fewer misses, at a rate the blocks' varying loads raise; that
 //! variant is not built here.
@@ -367,23 +370,37 @@ impl<S: Storage, H: BuildHasher> Apbf<S, H> {
     pub fn contains_hash(&self, h: u64) -> bool {
         let probe = Probe::new(h);
         let k = self.params.k as usize;
-        let mut s = self.ring.newest as usize;
-        let mut run = 0;
-        for i in 0..self.slices {
-            // A run of `k` needs `k - run` more of the `slices - i` left.
-            if self.slices - i + run < k {
-                return false;
-            }
-            let (block, byte, bit) = self.locate(probe, s);
-            if self.cells.block(block).0[byte] & bit != 0 {
-                run += 1;
-                if run == k {
+        let n = self.slices;
+        let newest = self.ring.newest as usize;
+        // The paper's query, which skips: the candidate run is
+        // the logical slices `start..start + k` (0 the newest), of which
+        // `start..known` are already known set. Its last unknown slice is
+        // probed first, then the ones before it down to `known`: a clear
+        // slice `i` is in no run, so the next candidate starts at `i + 1`,
+        // and the slices from there to the old run's end were seen set.
+        // An absent key, its bits mostly clear, costs about `(k + l) / k`
+        // probes, not the `k + l` of a slice-by-slice scan; the answer is
+        // the same (some `k` consecutive slices all set).
+        let mut start = 0;
+        let mut known = 0;
+        while start + k <= n {
+            let end = start + k - 1;
+            let mut i = end;
+            loop {
+                // Logical slice `i` is `newest + i` in memory, wrapping.
+                let s = newest + i;
+                let s = if s >= n { s - n } else { s };
+                let (block, byte, bit) = self.locate(probe, s);
+                if self.cells.block(block).0[byte] & bit == 0 {
+                    break;
+                }
+                if i == known {
                     return true;
                 }
-            } else {
-                run = 0;
+                i -= 1;
             }
-            s = self.next_slice(s);
+            start = i + 1;
+            known = end + 1;
         }
         false
     }

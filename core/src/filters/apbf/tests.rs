@@ -182,6 +182,61 @@ proptest! {
     }
 }
 
+/// A slice's fill in [`skipping_query_equals_a_naive_scan`]: empty, full,
+/// or a random fraction, so rings hold runs of every length.
+fn slice_fill() -> impl Strategy<Value = f64> {
+    prop_oneof![Just(0.0), Just(1.0), 0.0..1.0f64, 0.9..1.0f64]
+}
+
+proptest! {
+    #![proptest_config(crate::proptest_config(256, 16, 0xA9BF_0002))]
+
+    /// The skipping query against the naive scan (any `k` consecutive
+    /// slices with the key's bit set), on rings whose bits are drawn
+    /// directly: every `k` up to 64, rings up to 263 slices, the newest
+    /// slice anywhere, each slice's fill its own (empty, full or random).
+    #[test]
+    fn skipping_query_equals_a_naive_scan(
+        k in 1..=64u32,
+        l in 1..200u32,
+        newest in any::<u32>(),
+        fills in proptest::collection::vec(slice_fill(), 263),
+        seed: u64,
+    ) {
+        let params = ApbfParams { k, l, g: 1, slice_bits: B };
+        let slices = (k + l) as usize;
+        let mut rng = crate::rng::Rng::new(seed);
+        let blocks: Vec<Block> = fills[..slices]
+            .iter()
+            .map(|&fill| {
+                let mut b = Block::ZERO;
+                for byte in b.0.iter_mut() {
+                    for bit in 0..8 {
+                        if rng.unit() < fill {
+                            *byte |= 1 << bit;
+                        }
+                    }
+                }
+                b
+            })
+            .collect();
+        let ring = Ring { newest: newest % (k + l), count: 0 };
+        let f = Apbf::restore(params, blocks, hash::seeded_hasher(seed), ring).unwrap();
+        for h in 0..crate::scaled(200) as u64 {
+            let probe = Probe::new(h);
+            let set: Vec<bool> = (0..slices)
+                .map(|i| {
+                    let s = (ring.newest as usize + i) % slices;
+                    let (block, byte, bit) = f.locate(probe, s);
+                    f.blocks()[block].0[byte] & bit != 0
+                })
+                .collect();
+            let naive = set.windows(k as usize).any(|w| w.iter().all(|&b| b));
+            prop_assert_eq!(f.contains_hash(h), naive, "h {}", h);
+        }
+    }
+}
+
 /// Batches equal item by item (same bits, ring and answers), below and
 /// above the prefetching threshold, with batches longer than the keyed
 /// forms' hashing chunk and across generation ends.
