@@ -848,6 +848,15 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         // The cells `from .. from + pending` (wrapping; `pending <= m`)
         // are the put-off decrements, and `from + pending` is the cursor.
         let (mut from, mut pending) = (self.cursor, 0usize);
+        if prefetching {
+            // The first items' blocks; the loop prefetches the rest, each
+            // `LOOKAHEAD` items ahead (without this a batch's first
+            // `LOOKAHEAD` items missed one after another: 35.5 → 24.9 ns
+            // an item at 64 MiB in batches of 64, AVX2, Zen 5).
+            for &h in hashes.iter().take(crate::store::LOOKAHEAD) {
+                self.prefetch_hash::<TWO>(h);
+            }
+        }
         for (i, &h) in hashes.iter().enumerate() {
             if prefetching && let Some(&ahead) = hashes.get(i + crate::store::LOOKAHEAD) {
                 self.prefetch_hash::<TWO>(ahead);
