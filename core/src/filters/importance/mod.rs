@@ -93,11 +93,11 @@ use crate::hash::DefaultHasher;
 use crate::stable::{StableBloom, StableParams};
 use crate::store::{DefaultStorage, Storage};
 use crate::{Block, Error, Isa, Result, Width};
+use core::hash::{BuildHasher, Hash};
 
 /// Items a batch maps to levels (and, keyed, hashes) at a time, on the
 /// stack: the `no_std` batch forms allocate nothing.
 const CHUNK: usize = 64;
-use core::hash::{BuildHasher, Hash};
 
 /// The most uniform draws [`Eviction::ByValue`] makes per decrement it
 /// owes: `BY_VALUE_TRIES·P` an item. At the paper's Table II state a draw
