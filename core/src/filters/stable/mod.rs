@@ -688,7 +688,8 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
         // for most `P`) mispredicted its exit every other item and cost
         // ~6 ns an item in cache (256 KiB–8 MiB, AVX2, Zen 5).
         let first = start / W::CELLS;
-        let span = ((self.params.p - 1) / W::CELLS + 2).min(4);
+        // At most `blocks`, so one subtraction wraps `first + j`.
+        let span = ((self.params.p - 1) / W::CELLS + 2).min(4).min(blocks);
         for j in 0..span {
             let b = first + j;
             prefetch(self.cells.block(if b >= blocks { b - blocks } else { b }));
