@@ -41,12 +41,15 @@ pub const LOOKAHEAD: usize = 16;
 ///
 /// Measured on a Zen 5 (1 MiB L2 a core) by a sweep of sizes, every
 /// batch target with prefetching from 256 KiB (the value before) and with
-/// none, three interleaved runs, medians (`latency --target
+/// none, three interleaved runs each (`latency --json --target
 /// classic-insert-batch,classic-contains-batch,stable-batch,stable-two-batch,stable-sweep-batch,spectral-insert-batch,spectral-estimate-batch,importance-batch
-/// --isa avx2 --sizes 256K,512K,1M,2M,4M,8M,16M,32M`): without
+/// --isa avx2 --sizes 256K,512K,1M,2M,4M,8M,16M,32M`; the ratios below
+/// are of the medians of the three p50s each run printed, combined by
+/// hand, not printed by the command): without
 /// prefetching the batches were 0.70–0.93× the time at 256–512 KiB and
-/// 0.81–0.95× at 1 MiB; at 2 MiB the two were even (0.94–1.13×); from
-/// 16 MiB prefetching wins by 1.3–5×. So 2 MiB. A core with a smaller
+/// 0.81–0.95× at 1 MiB; at 2 MiB the two were even (0.94–1.13×); at
+/// 16 MiB prefetching won by 1.11–4.96× for every target but Classic's
+/// insert (0.84×), at 32 MiB by 2.64–4.30× for all. So 2 MiB. A core with a smaller
 /// L2 (a Zen 3's 512 KiB) may gain from prefetching a little below it;
 /// that was not measured.
 ///
