@@ -248,10 +248,12 @@ macro_rules! stamp_bits {
             pub(crate) const $table: $crate::Kernels<$crate::$w> = {
                 type W = $crate::$w;
                 use $crate::arch::bits as b;
+                #[inline]
                 $(#[target_feature(enable = $f)])?
                 fn any_zero(block: &$crate::Block, mask: <W as $crate::Width>::Mask) -> bool {
                     b::any_zero::<W>(block, mask)
                 }
+                #[inline]
                 $(#[target_feature(enable = $f)])?
                 fn min_count(
                     block: &$crate::Block,
@@ -275,6 +277,7 @@ macro_rules! stamp_bits {
             };
     };
     (@update [$($f:literal)?] $k:ident) => {
+        #[inline]
         $(#[target_feature(enable = $f)])?
         fn $k(block: &mut $crate::Block, mask: <W as $crate::Width>::Mask, v: u32) {
             b::$k::<W>(block, mask, v)

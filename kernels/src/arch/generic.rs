@@ -690,6 +690,11 @@ pub(crate) fn zero_count<W: Width, B: Vector>(
 /// slots running the scalar reference; the 1- and 2-bit tables come from
 /// [`crate::arch::bits`] (their select kernels stamped the same way, their
 /// run kernels the scalar reference).
+///
+/// Each stamped function is `#[inline]`: without the hint LLVM left some
+/// out of line in the hot loops' instantiations (the 4-bit `any_zero`, its
+/// mask passed through memory), and a `StableBloom<W4>::contains` spent
+/// half its time in that call.
 macro_rules! stamp {
     (
         isa: $isa:expr, token: $token:ty, new: $new:expr, features: $features:tt,
@@ -709,12 +714,14 @@ macro_rules! stamp {
         )*
     };
     (@any_zero, $token:ty, $new:expr, [$($f:literal)?]) => {
+        #[inline]
         $(#[target_feature(enable = $f)])?
         fn any_zero(block: &$crate::Block, mask: <W as $crate::Width>::Mask) -> bool {
             g::any_zero::<W, $token>($new, block, mask)
         }
     };
     (@min_count, $token:ty, $new:expr, [$($f:literal)?]) => {
+        #[inline]
         $(#[target_feature(enable = $f)])?
         fn min_count(
             block: &$crate::Block,
@@ -724,18 +731,21 @@ macro_rules! stamp {
         }
     };
     (@dec_run, $token:ty, $new:expr, [$($f:literal)?]) => {
+        #[inline]
         $(#[target_feature(enable = $f)])?
         fn dec_run(blocks: &mut [$crate::Block], start: usize, len: usize) {
             g::dec_run::<W, $token>($new, blocks, start, len)
         }
     };
     (@zero_count, $token:ty, $new:expr, [$($f:literal)?]) => {
+        #[inline]
         $(#[target_feature(enable = $f)])?
         fn zero_count(blocks: &[$crate::Block], start: usize, len: usize) -> usize {
             g::zero_count::<W, $token>($new, blocks, start, len)
         }
     };
     (@$k:ident, $token:ty, $new:expr, [$($f:literal)?]) => {
+        #[inline]
         $(#[target_feature(enable = $f)])?
         fn $k(block: &mut $crate::Block, mask: <W as $crate::Width>::Mask, v: u32) {
             g::$k::<W, $token>($new, block, mask, v)

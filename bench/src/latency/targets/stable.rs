@@ -1,12 +1,13 @@
 //! `StableBloom` targets: observe item by item and in batches, with random
-//! and sweep eviction, and contains; and observe with two blocks an item
-//! (`stable-two-*`).
+//! and sweep eviction, and contains; observe with two blocks an item
+//! (`stable-two-*`); and observe and contains with 4- and 1-bit cells
+//! (`stable-w4-*`, `stable-w1-*`), whose blocks hold 128 and 512 cells.
 
 use std::hint::black_box;
 
 use streambloom::hash::{self, DefaultHasher};
 use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
-use streambloom::{Isa, Storage, W8};
+use streambloom::{Isa, Storage, Width, W1, W4, W8};
 
 use super::super::sampler::{Measured, Plan, BATCH, SEED};
 use super::{on_pages, Memory, Target, K};
@@ -22,7 +23,7 @@ pub fn targets() -> Vec<Target> {
             per_isa: true,
             run: |bytes, isa, pages, plan| {
                 on_pages!(pages, mem => {
-                    let mut f = stable(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?;
+                    let mut f = stable::<W8, _>(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?;
                     plan.measure(bytes, |h| f.observe_hash(h))
                 })
             },
@@ -34,7 +35,7 @@ pub fn targets() -> Vec<Target> {
             per_isa: true,
             run: |bytes, isa, pages, plan| {
                 on_pages!(pages, mem => {
-                    let mut f = stable(&mut mem, bytes, isa, Eviction::Random, Layout::TwoBlocks)?;
+                    let mut f = stable::<W8, _>(&mut mem, bytes, isa, Eviction::Random, Layout::TwoBlocks)?;
                     plan.measure(bytes, |h| f.observe_hash(h))
                 })
             },
@@ -46,7 +47,7 @@ pub fn targets() -> Vec<Target> {
             per_isa: true,
             run: |bytes, isa, pages, plan| {
                 on_pages!(pages, mem => observe_batches(
-                    stable(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?,
+                    stable::<W8, _>(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?,
                     bytes,
                     plan,
                 ))
@@ -59,7 +60,7 @@ pub fn targets() -> Vec<Target> {
             per_isa: true,
             run: |bytes, isa, pages, plan| {
                 on_pages!(pages, mem => observe_batches(
-                    stable(&mut mem, bytes, isa, Eviction::Random, Layout::TwoBlocks)?,
+                    stable::<W8, _>(&mut mem, bytes, isa, Eviction::Random, Layout::TwoBlocks)?,
                     bytes,
                     plan,
                 ))
@@ -71,7 +72,7 @@ pub fn targets() -> Vec<Target> {
             per_isa: true,
             run: |bytes, isa, pages, plan| {
                 on_pages!(pages, mem => {
-                    let mut f = stable(&mut mem, bytes, isa, Eviction::Sweep, Layout::OneBlock)?;
+                    let mut f = stable::<W8, _>(&mut mem, bytes, isa, Eviction::Sweep, Layout::OneBlock)?;
                     plan.measure(bytes, |h| f.observe_hash(h))
                 })
             },
@@ -83,7 +84,7 @@ pub fn targets() -> Vec<Target> {
             per_isa: true,
             run: |bytes, isa, pages, plan| {
                 on_pages!(pages, mem => observe_batches(
-                    stable(&mut mem, bytes, isa, Eviction::Sweep, Layout::OneBlock)?,
+                    stable::<W8, _>(&mut mem, bytes, isa, Eviction::Sweep, Layout::OneBlock)?,
                     bytes,
                     plan,
                 ))
@@ -92,11 +93,57 @@ pub fn targets() -> Vec<Target> {
         Target {
             name: "stable-contains",
             about: "StableBloom::contains_hash on the random-eviction filter in its steady \
-                    state (8·m/P items observed first)",
+                    state ((Max + 1)·m/P items observed first)",
             per_isa: true,
             run: |bytes, isa, pages, plan| {
                 on_pages!(pages, mem => {
-                    let f = steady(&mut mem, bytes, isa)?;
+                    let f = steady::<W8, _>(&mut mem, bytes, isa)?;
+                    plan.measure(bytes, |h| f.contains_hash(h))
+                })
+            },
+        },
+        Target {
+            name: "stable-w4-observe",
+            about: "stable-observe with 4-bit cells (W4, d = 4, 128 cells a block), P the \
+                    smallest for 1 %",
+            per_isa: true,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let mut f = stable::<W4, _>(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?;
+                    plan.measure(bytes, |h| f.observe_hash(h))
+                })
+            },
+        },
+        Target {
+            name: "stable-w4-contains",
+            about: "stable-contains with 4-bit cells, in the steady state",
+            per_isa: true,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let f = steady::<W4, _>(&mut mem, bytes, isa)?;
+                    plan.measure(bytes, |h| f.contains_hash(h))
+                })
+            },
+        },
+        Target {
+            name: "stable-w1-observe",
+            about: "stable-observe with 1-bit cells (W1, d = 1, 512 cells a block), P the \
+                    smallest for 1 %",
+            per_isa: true,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let mut f = stable::<W1, _>(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?;
+                    plan.measure(bytes, |h| f.observe_hash(h))
+                })
+            },
+        },
+        Target {
+            name: "stable-w1-contains",
+            about: "stable-contains with 1-bit cells, in the steady state",
+            per_isa: true,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let f = steady::<W1, _>(&mut mem, bytes, isa)?;
                     plan.measure(bytes, |h| f.contains_hash(h))
                 })
             },
@@ -104,12 +151,12 @@ pub fn targets() -> Vec<Target> {
     ]
 }
 
-/// The filter measured, its cells in `S`.
-type Stable<S> = StableBloom<W8, S, DefaultHasher>;
+/// The filter measured, its cells of width `W` in `S`.
+type Stable<S, W = W8> = StableBloom<W, S, DefaultHasher>;
 
 /// Measures `f.observe_batch_hash` over batches of [`BATCH`] items.
-fn observe_batches<S: Storage>(
-    mut f: Stable<S>,
+fn observe_batches<S: Storage, W: Width>(
+    mut f: Stable<S, W>,
     bytes: usize,
     plan: &Plan,
 ) -> Result<Measured, String> {
@@ -121,53 +168,54 @@ fn observe_batches<S: Storage>(
     })
 }
 
-/// [`stable`] with random eviction after `8·m/P` items, enough for every
-/// cell to be decremented 8 times on average, past `Max = 7`: the zero
+/// [`stable`] with random eviction after `(Max + 1)·m/P` items, enough for
+/// every cell to be decremented `Max + 1` times on average: the zero
 /// fraction is at its stable point. The items go in by the best kernels
 /// (only the measured queries run `isa`'s).
-fn steady<M: Memory>(
+fn steady<W: Width, M: Memory>(
     mem: &mut M,
     bytes: usize,
     isa: Isa,
-) -> Result<Stable<M::Storage<'_>>, String> {
-    let mut f = stable(
+) -> Result<Stable<M::Storage<'_>, W>, String> {
+    let mut f = stable::<W, M>(
         mem,
         bytes,
         Isa::detect(),
         Eviction::Random,
         Layout::OneBlock,
     )?;
-    let items = 8 * f.cells() / f.params().p;
+    let items = (1 << f.params().bits_per_cell) * f.cells() / f.params().p;
     let hashes: Vec<u64> = (0..items as u64).map(hash::mix64).collect();
     f.insert_batch_hash(&hashes);
     f.set_isa(isa).map_err(|e| e.to_string())?;
     Ok(f)
 }
 
-/// The Stable Bloom filter measured: `bytes` of 8-bit cells, d = 3, K = 5,
-/// P the smallest that delivers at most 1 % false positives with one block
+/// The Stable Bloom filter measured: `bytes` of cells of width `W`,
+/// d = 3 for 8-bit cells and the whole cell otherwise (4 and 1), K = 5, P
+/// the smallest that delivers at most 1 % false positives with one block
 /// an item (the blocked model, [`StableParams::with_smallest_p`]), in
 /// `layout` (the same P in both layouts, so that they differ only in the
 /// cells' lines), its cells from `mem`.
-fn stable<M: Memory>(
+fn stable<W: Width, M: Memory>(
     mem: &mut M,
     bytes: usize,
     isa: Isa,
     eviction: Eviction,
     layout: Layout,
-) -> Result<Stable<M::Storage<'_>>, String> {
+) -> Result<Stable<M::Storage<'_>, W>, String> {
     let params = StableParams {
-        cells: bytes,
-        bits_per_cell: 3,
+        cells: bytes * 8 / W::BITS as usize,
+        bits_per_cell: W::BITS.min(3),
         k: K,
         p: 1,
         eviction,
         layout: Layout::OneBlock,
     }
-    .with_smallest_p::<W8>(0.01)
+    .with_smallest_p::<W>(0.01)
     .map_err(|e| e.to_string())?;
     let params = StableParams { layout, ..params };
-    let storage = mem.zeroed(params.blocks::<W8>().map_err(|e| e.to_string())?)?;
+    let storage = mem.zeroed(params.blocks::<W>().map_err(|e| e.to_string())?)?;
     let mut f = Stable::with_storage(params, storage, hash::seeded_hasher(SEED))
         .map_err(|e| e.to_string())?;
     f.set_isa(isa).map_err(|e| e.to_string())?;
