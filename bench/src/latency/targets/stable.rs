@@ -10,7 +10,7 @@ use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
 use streambloom::{Isa, Storage, Width, W1, W4, W8};
 
 use super::super::sampler::{Measured, Plan, BATCH, SEED};
-use super::{on_pages, Memory, Target, K};
+use super::{on_pages, Memory, Pages, Target, K};
 
 /// The Stable Bloom filter targets.
 pub fn targets() -> Vec<Target> {
@@ -107,52 +107,60 @@ pub fn targets() -> Vec<Target> {
             about: "stable-observe with 4-bit cells (W4, d = 4, 128 cells a block), P the \
                     smallest for 1 %",
             per_isa: true,
-            run: |bytes, isa, pages, plan| {
-                on_pages!(pages, mem => {
-                    let mut f = stable::<W4, _>(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?;
-                    plan.measure(bytes, |h| f.observe_hash(h))
-                })
-            },
+            run: observe_cells::<W4>,
         },
         Target {
             name: "stable-w4-contains",
             about: "stable-contains with 4-bit cells, in the steady state",
             per_isa: true,
-            run: |bytes, isa, pages, plan| {
-                on_pages!(pages, mem => {
-                    let f = steady::<W4, _>(&mut mem, bytes, isa)?;
-                    plan.measure(bytes, |h| f.contains_hash(h))
-                })
-            },
+            run: contains_cells::<W4>,
         },
         Target {
             name: "stable-w1-observe",
             about: "stable-observe with 1-bit cells (W1, d = 1, 512 cells a block), P the \
                     smallest for 1 %",
             per_isa: true,
-            run: |bytes, isa, pages, plan| {
-                on_pages!(pages, mem => {
-                    let mut f = stable::<W1, _>(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?;
-                    plan.measure(bytes, |h| f.observe_hash(h))
-                })
-            },
+            run: observe_cells::<W1>,
         },
         Target {
             name: "stable-w1-contains",
             about: "stable-contains with 1-bit cells, in the steady state",
             per_isa: true,
-            run: |bytes, isa, pages, plan| {
-                on_pages!(pages, mem => {
-                    let f = steady::<W1, _>(&mut mem, bytes, isa)?;
-                    plan.measure(bytes, |h| f.contains_hash(h))
-                })
-            },
+            run: contains_cells::<W1>,
         },
     ]
 }
 
 /// The filter measured, its cells of width `W` in `S`.
 type Stable<S, W = W8> = StableBloom<W, S, DefaultHasher>;
+
+/// `observe_hash` on the random-eviction filter of [`stable`] with cells
+/// of width `W` (the `stable-w*-observe` targets).
+fn observe_cells<W: Width>(
+    bytes: usize,
+    isa: Isa,
+    pages: Pages,
+    plan: &Plan,
+) -> Result<Measured, String> {
+    on_pages!(pages, mem => {
+        let mut f = stable::<W, _>(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?;
+        plan.measure(bytes, |h| f.observe_hash(h))
+    })
+}
+
+/// `contains_hash` on the [`steady`] filter with cells of width `W` (the
+/// `stable-w*-contains` targets).
+fn contains_cells<W: Width>(
+    bytes: usize,
+    isa: Isa,
+    pages: Pages,
+    plan: &Plan,
+) -> Result<Measured, String> {
+    on_pages!(pages, mem => {
+        let f = steady::<W, _>(&mut mem, bytes, isa)?;
+        plan.measure(bytes, |h| f.contains_hash(h))
+    })
+}
 
 /// Measures `f.observe_batch_hash` over batches of [`BATCH`] items.
 fn observe_batches<S: Storage, W: Width>(
