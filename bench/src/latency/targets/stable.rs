@@ -21,12 +21,7 @@ pub fn targets() -> Vec<Target> {
                     whose blocked false-positive rate (predicted_fpr) is at most 1 % \
                     (random-start eviction)",
             per_isa: true,
-            run: |bytes, isa, pages, plan| {
-                on_pages!(pages, mem => {
-                    let mut f = stable::<W8, _>(&mut mem, bytes, isa, Eviction::Random, Layout::OneBlock)?;
-                    plan.measure(bytes, |h| f.observe_hash(h))
-                })
-            },
+            run: observe_cells::<W8>,
         },
         Target {
             name: "stable-two-observe",
@@ -95,12 +90,7 @@ pub fn targets() -> Vec<Target> {
             about: "StableBloom::contains_hash on the random-eviction filter in its steady \
                     state ((Max + 1)·m/P items observed first)",
             per_isa: true,
-            run: |bytes, isa, pages, plan| {
-                on_pages!(pages, mem => {
-                    let f = steady::<W8, _>(&mut mem, bytes, isa)?;
-                    plan.measure(bytes, |h| f.contains_hash(h))
-                })
-            },
+            run: contains_cells::<W8>,
         },
         Target {
             name: "stable-w4-observe",
@@ -135,7 +125,7 @@ pub fn targets() -> Vec<Target> {
 type Stable<S, W = W8> = StableBloom<W, S, DefaultHasher>;
 
 /// `observe_hash` on the random-eviction filter of [`stable`] with cells
-/// of width `W` (the `stable-w*-observe` targets).
+/// of width `W` (`stable-observe` and the `stable-w*-observe` targets).
 fn observe_cells<W: Width>(
     bytes: usize,
     isa: Isa,
@@ -148,8 +138,8 @@ fn observe_cells<W: Width>(
     })
 }
 
-/// `contains_hash` on the [`steady`] filter with cells of width `W` (the
-/// `stable-w*-contains` targets).
+/// `contains_hash` on the [`steady`] filter with cells of width `W`
+/// (`stable-contains` and the `stable-w*-contains` targets).
 fn contains_cells<W: Width>(
     bytes: usize,
     isa: Isa,
