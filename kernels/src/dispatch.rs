@@ -23,11 +23,11 @@ pub enum Isa {
     /// AVX-512 F+BW on x86-64 (masked byte and word operations), detected at
     /// run time.
     ///
-    /// Opt-in: [`Isa::detect`] never picks it, because its speed has never
-    /// been measured. The kernels are tested against the scalar reference
-    /// under Miri's emulation, but no CPU with AVX-512 has timed them, so
-    /// nothing shows they beat AVX2. Select it with [`Kernels::for_isa`] or
-    /// a filter's `set_isa` where the CPU has it.
+    /// Opt-in: [`Isa::detect`] never picks it. Timed on a Zen 5 (the
+    /// README's *AVX-512 against AVX2*), every filter operation ran at
+    /// 0.93–1.08× the speed of AVX2: too little to make it the default on
+    /// CPUs whose 512-bit instructions may lower the clock. Select it with
+    /// [`Kernels::for_isa`] or a filter's `set_isa` where the CPU has it.
     Avx512 = 3,
     /// NEON on aarch64.
     Neon = 4,
