@@ -696,7 +696,14 @@ fn importance<W: Width>(i: &Input) {
         map: ImportanceMap::Linear { top: 50 },
     };
     let f = ImportanceBloom::<W>::new(params, i.a.seed);
-    assert_eq!(f.is_ok(), stable_valid::<W>(&params.stable()), "{params:?}");
+    // M/2-insert needs ⌊Max/2⌋ ≥ 1: cells of at least 2 bits.
+    let two_class_ok =
+        !matches!(params.insert, Insert::TwoClass { .. }) || params.bits_per_cell >= 2;
+    assert_eq!(
+        f.is_ok(),
+        stable_valid::<W>(&params.stable()) && two_class_ok,
+        "{params:?}"
+    );
     let Ok(mut f) = f else { return };
     for op in &i.ops {
         match *op {

@@ -122,7 +122,9 @@ pub enum Insert {
     Max,
     /// M/2-insert (IBF-2C, Alg. 1): an item of importance at least
     /// `important_from` sets its cells to `Max`, any other raises them to
-    /// at least `⌊Max/2⌋`.
+    /// at least `⌊Max/2⌋`. Needs cells of at least 2 bits (with one,
+    /// `⌊Max/2⌋ = 0` and an unimportant item would set nothing): the
+    /// constructors refuse 1-bit cells, and `important_from` of 0.
     TwoClass {
         /// The least importance of the important class.
         important_from: u32,
@@ -473,8 +475,19 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
     ) -> Result<Self> {
         let stable = build(params.stable())?;
         params.map.check(stable.params().max())?;
-        if let Insert::TwoClass { important_from: 0 } = params.insert {
-            return Err(Error::param("important_from", 0u32, "at least 1"));
+        if let Insert::TwoClass { important_from } = params.insert {
+            if important_from == 0 {
+                return Err(Error::param("important_from", 0u32, "at least 1"));
+            }
+            // ⌊Max/2⌋ = 0 would set no cell: the item would be forgotten as
+            // it is inserted (found by the `filters_api` fuzz target).
+            if stable.params().max() < 2 {
+                return Err(Error::param(
+                    "bits_per_cell",
+                    params.bits_per_cell,
+                    "at least 2 for M/2-insert (a level ⌊Max/2⌋ of at least 1)",
+                ));
+            }
         }
         let mut f = ImportanceBloom {
             stable,

@@ -300,6 +300,39 @@ fn bad_input_is_an_error() {
             ..
         }
     ));
+    // One-bit cells: M/2-insert's ⌊Max/2⌋ is 0, which would set nothing.
+    let one_bit = ImportanceParams {
+        bits_per_cell: 1,
+        insert: Insert::TwoClass { important_from: 26 },
+        ..ok
+    };
+    assert!(matches!(
+        bad(one_bit),
+        Error::Parameter {
+            name: "bits_per_cell",
+            ..
+        }
+    ));
+    assert!(
+        ImportanceBloom::<W8>::new(
+            ImportanceParams {
+                bits_per_cell: 2,
+                ..one_bit
+            },
+            1
+        )
+        .is_ok()
+    );
+    assert!(
+        ImportanceBloom::<W8>::new(
+            ImportanceParams {
+                insert: Insert::Max,
+                ..one_bit
+            },
+            1
+        )
+        .is_ok()
+    );
     let mut f = ImportanceBloom::<W8>::new(ok, 1).unwrap();
     let before = f.blocks().to_vec();
     for importance in [0, 51, u32::MAX] {
