@@ -100,6 +100,7 @@ pub(crate) fn run_probabilities(
 /// // k = 3, g = 10, after 45 insertions: generations of 5, 10, 10, 10, 10.
 /// let items: Vec<u64> = (0..6).map(|i| slice_items(3, 10, 45, i)).collect();
 /// assert_eq!(items, [5, 15, 25, 30, 30, 20]);
+/// assert_eq!(slice_items(3, 10, 45, usize::MAX), 0); // past the ring
 /// ```
 pub fn slice_items(k: u32, g: u64, n: u64, i: usize) -> u64 {
     if n == 0 || k == 0 || g == 0 {
@@ -108,7 +109,7 @@ pub fn slice_items(k: u32, g: u64, n: u64, i: usize) -> u64 {
     let shifts = (n - 1) / g;
     let current = n - shifts * g;
     let i = i as u64;
-    let first = (i + 1).saturating_sub(u64::from(k));
+    let first = i.saturating_add(1).saturating_sub(u64::from(k));
     let last = i.min(shifts);
     if first > last {
         return 0;

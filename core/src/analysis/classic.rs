@@ -22,19 +22,21 @@ pub(crate) fn block_fpr(i: f64, k: u32) -> f64 {
 /// after `n` distinct items of `k` bits each (`k <= 512`), the Poisson
 /// mixture over block loads that
 /// [`ClassicParams::predicted_fpr`](crate::classic::ClassicParams::predicted_fpr)
-/// documents: `E[f_b]`, 1 for `k = 0`.
+/// documents: `E[f_b]`; 1 for `k = 0`, no blocks or `n = ∞`, NaN for a
+/// NaN `n`.
 ///
 /// ```
 /// use streambloom::analysis::classic::blocked_fpr;
 /// let blocked = blocked_fpr(2048, 7, 100_000.0);
 /// let unblocked = libm::pow(1.0 - libm::exp(-7.0 * 100_000.0 / (2048.0 * 512.0)), 7.0);
 /// assert!(blocked > unblocked && blocked < 1.5 * unblocked);
+/// assert_eq!(blocked_fpr(0, 7, 1000.0), 1.0); // no bits: every query a hit
+/// assert_eq!(blocked_fpr(1, 7, f64::INFINITY), 1.0);
+/// assert!(blocked_fpr(8, 7, f64::NAN).is_nan());
 /// ```
 pub fn blocked_fpr(blocks: usize, k: u32, n: f64) -> f64 {
-    // With no bits, every query is a hit (and the early exit below, which
-    // bounds the sum's work, would never fire).
-    if k == 0 {
-        return 1.0;
+    if let Some(rate) = degenerate(blocks, k, n) {
+        return rate;
     }
     let lambda = n / blocks as f64;
     // Past this load every block the sum visits has fewer than `e^-40` of
@@ -117,6 +119,9 @@ pub fn two_block_fpr(blocks: usize, k: u32, n: f64) -> f64 {
     if k2 == 0 {
         return blocked_fpr(blocks, k, n);
     }
+    if let Some(rate) = degenerate(blocks, k, n) {
+        return rate;
+    }
     let lambda = n / blocks as f64;
     // As in `blocked_fpr`: past this load every bit the sums visit is clear
     // with probability below `e^-40`.
@@ -161,9 +166,28 @@ pub(crate) fn half_fpr_by_mixture(lambda: f64, a: f64, b: f64, kh: u32) -> f64 {
     .min(1.0)
 }
 
+/// The rates [`blocked_fpr`] and [`two_block_fpr`] give without a sum:
+/// 1 with no bits (`k = 0`) or no blocks, where every query is a hit, and
+/// after infinitely many items; NaN for a NaN count. The sums' early exit
+/// and bounds need a finite load: `blocks = 0` or `n = ∞` once made them
+/// loop forever.
+fn degenerate(blocks: usize, k: u32, n: f64) -> Option<f64> {
+    if n.is_nan() {
+        Some(f64::NAN)
+    } else if k == 0 || blocks == 0 || n == f64::INFINITY {
+        Some(1.0)
+    } else {
+        None
+    }
+}
+
 /// `Σ_i Pois(i; λ) g(i)` over `i` within 12 standard deviations of `λ`
-/// (the tests also take `E[f_b²]` with it).
+/// (the tests also take `E[f_b²]` with it); NaN for a load that is not
+/// finite, whose range has no end.
 pub(crate) fn poisson_mixture(lambda: f64, g: impl Fn(f64) -> f64) -> f64 {
+    if !lambda.is_finite() {
+        return f64::NAN;
+    }
     if lambda <= 0.0 {
         return g(0.0);
     }

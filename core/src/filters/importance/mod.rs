@@ -179,11 +179,23 @@ pub enum ImportanceMap {
     Function(fn(u32) -> u32),
 }
 
+/// `level` if it is in `1..=max`, else an error naming the map (the
+/// constructors' `check` refuses such maps; a caller of `level` may not
+/// have run it).
+fn in_levels(level: u32, max: u32) -> Result<u32> {
+    if (1..=max).contains(&level) {
+        Ok(level)
+    } else {
+        Err(Error::param("map", level, "levels in 1..=Max"))
+    }
+}
+
 impl ImportanceMap {
     /// The level of `importance` for cells of largest value `max`.
     ///
-    /// Errors: importance outside the map's domain, or a [`Function`](Self::Function)
-    /// result outside `1..=max`.
+    /// Errors: importance outside the map's domain, or a level outside
+    /// `1..=max` (a [`Function`](Self::Function)'s result, more
+    /// [`Classes`](Self::Classes) than levels, or `max = 0`).
     ///
     /// ```
     /// use streambloom::importance::ImportanceMap;
@@ -192,7 +204,9 @@ impl ImportanceMap {
     /// assert_eq!(f.level(8, 7)?, 2); // ⌈8·7/50⌉
     /// assert_eq!(f.level(50, 7)?, 7);
     /// assert!(f.level(51, 7).is_err());
+    /// assert!(f.level(5, 0).is_err()); // no level to map to
     /// assert_eq!(ImportanceMap::Classes(&[10, 100]).level(99, 7)?, 2);
+    /// assert!(ImportanceMap::Classes(&[1, 2, 3]).level(5, 2).is_err()); // level 4 > Max
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn level(&self, importance: u32, max: u32) -> Result<u32> {
@@ -202,13 +216,16 @@ impl ImportanceMap {
                     return Err(Error::param("importance", importance, "in 1..=top"));
                 }
                 let scaled = u64::from(importance) * u64::from(max);
-                Ok(scaled.div_ceil(u64::from(top)) as u32)
+                in_levels(scaled.div_ceil(u64::from(top)) as u32, max)
             }
             ImportanceMap::Classes(bounds) => {
                 if importance == 0 {
                     return Err(Error::param("importance", importance, "at least 1"));
                 }
-                Ok(1 + bounds.iter().filter(|&&b| b <= importance).count() as u32)
+                in_levels(
+                    1 + bounds.iter().filter(|&&b| b <= importance).count() as u32,
+                    max,
+                )
             }
             ImportanceMap::Function(f) => {
                 let level = f(importance);

@@ -152,8 +152,11 @@ impl TimingParams {
             ));
         }
         let limit = (1u64 << bits_per_timer) - 2;
-        let m = store::blocks_for::<W>(cells)? as u64 * W::CELLS as u64;
-        let padding = |b: u64| m.div_ceil(u64::from(k) * b).saturating_sub(1);
+        // Saturating: 2^56 blocks of 256 two-bit cells, or `k·b` near a
+        // window of 2^64, would overflow (found by an audit sweep); past
+        // `u64::MAX` cells `blocks` refuses the plan below anyway.
+        let m = (store::blocks_for::<W>(cells)? as u64).saturating_mul(W::CELLS as u64);
+        let padding = |b: u64| m.div_ceil(u64::from(k).saturating_mul(b)).saturating_sub(1);
         let fits = |b: u64| least_t_omega(window, b, padding(b)).is_some_and(|t| t <= limit);
         let hi = usize::try_from(window.max(m)).unwrap_or(usize::MAX);
         let block = crate::search::first(1, hi, |b| fits(b as u64)).ok_or(Error::param(

@@ -21,6 +21,26 @@ fn layout(n: u8) -> TimingLayout {
     ][usize::from(n % 3)]
 }
 
+/// Windows and memories at the ends of their types plan or refuse, never
+/// overflow (`k·b` near a window of `u64::MAX`; `2^56` blocks of 2-bit
+/// cells, more cells than a `u64` counts).
+#[test]
+fn planning_at_the_types_ends_does_not_overflow() {
+    use crate::W2;
+    for layout in [TimingLayout::OneBlock, TimingLayout::TwoBlocks] {
+        for window in [u64::MAX, u64::MAX / 2, 1 << 63] {
+            // A plan may exist (a huge clock block); what it gives is valid.
+            if let Ok(p) = TimingParams::plan::<W8>(4096, 3, window, 8, layout) {
+                assert_eq!((p.window, p.k), (window, 3));
+                assert!(p.blocks::<W8>().is_ok(), "{p:?}");
+            }
+        }
+        // Planned (2^62 bytes: building it is then an allocation error).
+        let p = TimingParams::plan::<W2>(usize::MAX, 1, 100, 2, layout).unwrap();
+        assert!(p.blocks::<W2>().is_ok() && p.window == 100, "{p:?}");
+    }
+}
+
 #[test]
 fn every_bad_input_is_an_error() {
     let ok = TimingParams::new(1024, 3, 100, 4, 2, 8);
