@@ -645,8 +645,8 @@ impl<S: Storage, H: BuildHasher> ReservoirBloom<S, H> {
     /// ([`Reset::Uniform`]: a block, then a position), then set the item's
     /// bits. Sub-filters are disjoint, so every clear before every set is
     /// the same as sub-filter by sub-filter; the PRNG is drawn in order of
-    /// sub-filter either way. Three short passes, each inlined: one pass
-    /// doing all three was a call per bit.
+    /// sub-filter either way. Two short passes (the clears, then the
+    /// sets), each inlined: one pass doing both was a call per bit.
     #[inline(always)]
     fn insert(&mut self, bits: &impl Bits, place: &Place, clear: bool) {
         let sector = self.sector;

@@ -64,6 +64,14 @@ impl<P: Removable, W: super::Counter> SlidingWindow<P, Blocked<W>> {
     /// stale counts in the secondary filter); other policies are used as
     /// given. [`new`](Self::new) takes a filter exactly as built.
     ///
+    /// The marker's bits are never cleared (a removal cannot tell whether
+    /// another item set one), so on a long stream it fills, and as its
+    /// false positives grow so do the window's under-counts (the
+    /// exception [`RecurringMinimum`](super::RecurringMinimum) documents).
+    /// For long streams give the policy a larger marker yourself
+    /// ([`RecurringMinimum::with_marker`](super::RecurringMinimum::with_marker))
+    /// and build with [`new`](Self::new).
+    ///
     /// ```
     /// use streambloom::spectral::{RecurringMinimum, SlidingWindow, SpectralParams};
     /// let params = SpectralParams::<RecurringMinimum>::new(6000, 4);
