@@ -38,7 +38,9 @@ struct Params {
     bits: u32,
     k: u32,
     p: usize,
-    sweep: bool,
+    /// The Stable filter's eviction ([`stable_eviction`]); its low bit
+    /// also sets the RSBF's resets during the fill.
+    eviction: u8,
     /// Two blocks an item (`Layout::TwoBlocks`) for Classic and Stable.
     two: bool,
     seed: u64,
@@ -181,11 +183,7 @@ fn formulas<W: Width>(i: &Input) {
                 bits_per_cell: k % 40,
                 k: i.a.k,
                 p: n as usize,
-                eviction: if i.a.sweep {
-                    Eviction::Sweep
-                } else {
-                    Eviction::Random
-                },
+                eviction: stable_eviction(i.a.eviction),
                 layout: layout(i.a.two),
             };
             stable_formulas::<W>(&raw, i.a.cells, t);
@@ -265,11 +263,7 @@ fn stable_valid<W: Width>(p: &StableParams) -> bool {
 }
 
 fn stable<W: Width>(i: &Input) {
-    let eviction = if i.a.sweep {
-        Eviction::Sweep
-    } else {
-        Eviction::Random
-    };
+    let eviction = stable_eviction(i.a.eviction);
     let (bits, k, p) = (i.a.bits, i.a.k, i.a.p);
     let raw = StableParams {
         cells: i.a.cells,
@@ -755,7 +749,7 @@ fn reservoir(i: &Input) {
     let p_star = f64::from(i.a.range_bits) / 1e4;
     let params = ReservoirParams::new(bits, i.a.k)
         .with_p_star(p_star)
-        .with_reset_during_fill(i.a.sweep)
+        .with_reset_during_fill(i.a.eviction & 1 == 1)
         .with_reset(if i.a.trapping {
             Reset::Uniform
         } else {
@@ -1123,3 +1117,12 @@ fuzz_target!(|i: Input| match i.kind % 28 {
     14 => spectral::<RecurringMinimum, W16>(&i),
     _ => spectral::<RecurringMinimum, W32>(&i),
 });
+
+/// The Stable filter's eviction for input byte `b`.
+fn stable_eviction(b: u8) -> Eviction {
+    match b % 3 {
+        0 => Eviction::Random,
+        1 => Eviction::Sweep,
+        _ => Eviction::Interleaved,
+    }
+}

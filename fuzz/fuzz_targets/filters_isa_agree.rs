@@ -23,7 +23,9 @@ struct Input {
     bits: u8,
     k: u8,
     p: u16,
-    sweep: bool,
+    /// The Stable filter's eviction ([`stable_eviction`]); its low bit
+    /// also sets the RSBF's resets during the fill.
+    eviction: u8,
     /// Two blocks an item (`Layout::TwoBlocks`) for Classic and Stable.
     two: bool,
     marker: u16,
@@ -85,11 +87,7 @@ fn stable<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)>
         bits_per_cell: u32::from(i.bits % 34),
         k: u32::from(i.k),
         p: usize::from(i.p),
-        eviction: if i.sweep {
-            Eviction::Sweep
-        } else {
-            Eviction::Random
-        },
+        eviction: stable_eviction(i.eviction),
         layout: layout(i.two),
     };
     let mut buf = vec![Block::ZERO; params.blocks::<W>().ok()?];
@@ -173,7 +171,7 @@ fn importance<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<Option<bool>>, Vec<B
 fn reservoir(i: &Input, isa: Isa) -> Option<(Vec<bool>, u64, Vec<Block>)> {
     let params = ReservoirParams::new(usize::from(i.cells % 4096), u32::from(i.k))
         .with_p_star(f64::from(i.p) / 1000.0)
-        .with_reset_during_fill(i.sweep)
+        .with_reset_during_fill(i.eviction & 1 == 1)
         .with_reset(if i.trapping {
             Reset::Uniform
         } else {
@@ -327,3 +325,12 @@ fuzz_target!(|i: Input| match i.kind % 21 {
     19 => agree(&i, |isa| reservoir(&i, isa)),
     _ => agree(&i, |isa| importance::<W8>(&i, isa)),
 });
+
+/// The Stable filter's eviction for input byte `b`.
+fn stable_eviction(b: u8) -> Eviction {
+    match b % 3 {
+        0 => Eviction::Random,
+        1 => Eviction::Sweep,
+        _ => Eviction::Interleaved,
+    }
+}

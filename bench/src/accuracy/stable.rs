@@ -57,8 +57,10 @@ impl FlatStable {
     pub fn observe(&mut self, h: u64) -> bool {
         let m = self.cells.len();
         let seen = (0..self.k).all(|j| self.cells[self.cell(h, j)] != 0);
+        // Without blocks the interleaved order is only a relabelling of
+        // the cells: the same filter in law as a random start's.
         let start = match self.eviction {
-            Eviction::Random => self.rng.below(m as u64) as usize,
+            Eviction::Random | Eviction::Interleaved => self.rng.below(m as u64) as usize,
             Eviction::Sweep => {
                 let s = self.cursor;
                 self.cursor = (s + self.p) % m;

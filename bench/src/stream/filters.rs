@@ -163,7 +163,7 @@ impl Stable {
         let m = filter.cells() as u64;
         let max = u64::from(params.max());
         let lifetime = match eviction {
-            Eviction::Random => max as f64 * m as f64 / params.p as f64,
+            Eviction::Random | Eviction::Interleaved => max as f64 * m as f64 / params.p as f64,
             Eviction::Sweep => (max as f64 - 0.5) * m as f64 / params.p as f64,
         };
         let mut p = BTreeMap::from([

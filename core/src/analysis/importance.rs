@@ -204,7 +204,8 @@ pub fn false_positive_bound(v0: f64, big_k: u32) -> f64 {
 ///   `Z_j = Π_{c=0..Max−1} y_c`. For `j = 1` in one block (`f = K/m`) this
 ///   is the exact chain's [`zero_fraction`], and for every level `Max` the
 ///   Stable filter's `Z_j`. An upper bound where runs are shorter than a
-///   block, as there.
+///   block, as there; also for [`Eviction::Interleaved`], whose runs
+///   decrement each block in part.
 /// - [`Eviction::Sweep`] (the block decremented every `T = m/P` items, its
 ///   phase `U` uniform on `0..T`): the count is 0 for the last `U + 1`
 ///   items and then `c` for `T` items each, so
@@ -325,7 +326,7 @@ impl Shape<'_> {
                 return 0.0;
             }
             match self.eviction {
-                Eviction::Random => {
+                Eviction::Random | Eviction::Interleaved => {
                     let y = (1.0 - a) * d / ((1.0 - a) * d + a);
                     ln_z += run * libm::log(y);
                 }

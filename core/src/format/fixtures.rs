@@ -90,6 +90,24 @@ fn stable() -> StableBloom<W4, Vec<crate::Block>, PortableHasher> {
     f
 }
 
+/// Two blocks and interleaved eviction over several groups (the last one
+/// short: 20 blocks in groups of 8).
+fn stable_interleaved() -> StableBloom<W8, Vec<crate::Block>, PortableHasher> {
+    let params = StableParams {
+        cells: 20 * 64,
+        bits_per_cell: 3,
+        k: 4,
+        p: 21,
+        eviction: Eviction::Interleaved,
+        layout: Layout::TwoBlocks,
+    };
+    let mut f = StableBloom::with_hasher(params, h()).unwrap();
+    (0..ITEMS).for_each(|i| {
+        f.observe(&i);
+    });
+    f
+}
+
 fn importance() -> ImportanceBloom<W8, Vec<crate::Block>, PortableHasher> {
     let params = ImportanceParams {
         cells: 512,
@@ -150,7 +168,7 @@ fn apbf() -> crate::Apbf<Vec<crate::Block>, PortableHasher> {
     f
 }
 
-fn fixtures() -> [Fixture; 9] {
+fn fixtures() -> [Fixture; 10] {
     [
         fixture!(
             "classic",
@@ -163,6 +181,12 @@ fn fixtures() -> [Fixture; 9] {
             stable(),
             StableBloom::<W4, _, PortableHasher>::from_bytes,
             |f: &StableBloom<W4, _, _>, k| Ok(u64::from(f.contains(&k)))
+        ),
+        fixture!(
+            "stable-interleaved",
+            stable_interleaved(),
+            StableBloom::<W8, _, PortableHasher>::from_bytes,
+            |f: &StableBloom<W8, _, _>, k| Ok(u64::from(f.contains(&k)))
         ),
         fixture!(
             "importance",

@@ -1,6 +1,6 @@
 //! [`StableBloom`] in the byte format ([`crate::format`]). Its fields:
 //! `cells` (u64), `bits_per_cell` (u32), `k` (u32), `p` (u64), the eviction
-//! (a byte: 0 random, 1 sweep), the layout (0 one block, 1 two blocks),
+//! (a byte: 0 random, 1 sweep, 2 interleaved), the layout (0 one block, 1 two blocks),
 //! then its state: the sweep pointer (u64) and the eviction PRNG's 32 bytes,
 //! so a loaded filter evicts exactly what the written one would have.
 
@@ -12,7 +12,7 @@ use crate::store::Storage;
 use crate::{Block, Result, Width};
 
 /// The evictions in the order of their bytes.
-const EVICTIONS: [Eviction; 2] = [Eviction::Random, Eviction::Sweep];
+const EVICTIONS: [Eviction; 3] = [Eviction::Random, Eviction::Sweep, Eviction::Interleaved];
 
 impl<W: Width, S: Storage, H: PortableHash> Persisted for StableBloom<W, S, H> {
     const KIND: Kind = Kind::Stable;

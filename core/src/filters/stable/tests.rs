@@ -258,7 +258,7 @@ impl Model {
     fn insert(&mut self, h: u64) {
         let m = self.cells.len();
         let start = match self.params.eviction {
-            Eviction::Random => self.rng.below(m as u64) as usize,
+            Eviction::Random | Eviction::Interleaved => self.rng.below(m as u64) as usize,
             Eviction::Sweep => {
                 let s = self.cursor;
                 self.cursor = (s + self.params.p) % m;
@@ -266,7 +266,17 @@ impl Model {
             }
         };
         for i in 0..self.params.p {
-            let c = &mut self.cells[(start + i) % m];
+            let e = (start + i) % m;
+            let cell = if self.params.eviction == Eviction::Interleaved {
+                // Position `e`'s cell, by `Eviction::Interleaved`'s docs.
+                let group = e / (INTERLEAVE * self.per_block);
+                let g = (self.blocks - group * INTERLEAVE).min(INTERLEAVE);
+                let w = e - group * INTERLEAVE * self.per_block;
+                (group * INTERLEAVE + w % g) * self.per_block + w / g
+            } else {
+                e
+            };
+            let c = &mut self.cells[cell];
             *c = c.saturating_sub(1);
         }
         for c in self.locate(h) {
@@ -291,6 +301,15 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Every eviction policy.
+fn evictions() -> impl Strategy<Value = Eviction> {
+    prop_oneof![
+        Just(Eviction::Random),
+        Just(Eviction::Sweep),
+        Just(Eviction::Interleaved)
+    ]
+}
+
 /// Runs `ops` on the filter (kernels forced to `isa`) and on the model,
 /// comparing every answer and, at the end, every cell.
 fn agrees_with_model<W: Width>(
@@ -298,7 +317,7 @@ fn agrees_with_model<W: Width>(
     bits: u32,
     k: u32,
     p_frac: f64,
-    (sweep, two): (bool, bool),
+    (eviction, two): (Eviction, bool),
     seed: u64,
     ops: &[Op],
 ) -> std::result::Result<(), TestCaseError> {
@@ -308,11 +327,6 @@ fn agrees_with_model<W: Width>(
         m
     } else {
         ((p_frac * m as f64) as usize).clamp(1, m)
-    };
-    let eviction = if sweep {
-        Eviction::Sweep
-    } else {
-        Eviction::Random
     };
     let params = in_layout(
         params(
@@ -374,12 +388,12 @@ proptest! {
         bits in 1..33u32,
         k in 1..20u32,
         p_frac in 0.0..1.2f64,
-        sweep: bool,
+        eviction in evictions(),
         two: bool,
         seed: u64,
         ops in proptest::collection::vec(op(), 0..crate::scaled(200)),
     ) {
-        let how = (sweep, two);
+        let how = (eviction, two);
         agrees_with_model::<W1>(blocks, bits, k, p_frac, how, seed, &ops)?;
         agrees_with_model::<W2>(blocks, bits, k, p_frac, how, seed, &ops)?;
         agrees_with_model::<W4>(blocks, bits, k, p_frac, how, seed, &ops)?;
@@ -395,12 +409,11 @@ proptest! {
         blocks in prop_oneof![1..40usize, PREFETCH_BLOCKS..PREFETCH_BLOCKS + 104],
         k in 1..8u32,
         p in 1..200usize,
-        sweep: bool,
+        eviction in evictions(),
         two: bool,
         seed: u64,
         hashes in proptest::collection::vec(0..500u64, 0..crate::scaled(300)),
     ) {
-        let eviction = if sweep { Eviction::Sweep } else { Eviction::Random };
         let params = in_layout(params(blocks * 64, 3, k, p.min(blocks * 64), eviction), two);
         let mut one = StableBloom::<W8>::new(params, seed).unwrap();
         let mut batched = one.clone();
@@ -423,12 +436,11 @@ proptest! {
         bits in 1..5u32,
         k in 1..20u32,
         p in 1..1024usize,
-        sweep: bool,
+        eviction in evictions(),
         seed: u64,
         two: bool,
         keys in proptest::collection::vec(any::<u64>(), 1..crate::scaled(100)),
     ) {
-        let eviction = if sweep { Eviction::Sweep } else { Eviction::Random };
         let params = in_layout(params(1024, bits, k, p, eviction), two);
         let mut f = StableBloom::<W4>::new(params, seed).unwrap();
         for (i, key) in keys.iter().enumerate() {
@@ -698,7 +710,7 @@ fn blocked_model_matches_the_filter() {
         );
         match eviction {
             Eviction::Sweep => assert!((fpr - model).abs() <= 5.0 * se, "{what}"),
-            Eviction::Random => {
+            Eviction::Random | Eviction::Interleaved => {
                 assert!(fpr <= model + 5.0 * se, "{what}");
                 if p >= 8 * W::CELLS {
                     assert!(model - fpr <= 0.05 * fpr + 5.0 * se, "{what}");
@@ -708,7 +720,7 @@ fn blocked_model_matches_the_filter() {
         fpr > f.paper_false_positive_bound()
     }
     let mut exceeded = 0;
-    for eviction in [Eviction::Random, Eviction::Sweep] {
+    for eviction in [Eviction::Random, Eviction::Sweep, Eviction::Interleaved] {
         exceeded += u32::from(check::<W4>(3, 3, 86, eviction));
         exceeded += u32::from(check::<W8>(3, 5, 67, eviction));
         exceeded += u32::from(check::<W8>(2, 5, 20, eviction));
@@ -719,8 +731,8 @@ fn blocked_model_matches_the_filter() {
         exceeded += u32::from(check::<W8>(3, 8, 200, eviction));
     }
     assert!(
-        exceeded >= 12,
-        "the paper's bound was exceeded at only {exceeded} of 16"
+        exceeded >= 18,
+        "the paper's bound was exceeded at only {exceeded} of 24"
     );
 }
 
@@ -747,7 +759,7 @@ fn two_block_model_matches_the_filter() {
         );
         match eviction {
             Eviction::Sweep => assert!((fpr - model).abs() <= 5.0 * se, "{what}"),
-            Eviction::Random => {
+            Eviction::Random | Eviction::Interleaved => {
                 assert!(fpr <= model + 5.0 * se, "{what}");
                 if p >= 8 * W::CELLS {
                     assert!(model - fpr <= 0.05 * fpr + 5.0 * se, "{what}");
@@ -756,7 +768,7 @@ fn two_block_model_matches_the_filter() {
         }
         assert!(model < one.predicted_fpr::<W>().unwrap(), "{what}");
     }
-    for eviction in [Eviction::Random, Eviction::Sweep] {
+    for eviction in [Eviction::Random, Eviction::Sweep, Eviction::Interleaved] {
         check::<W4>(3, 3, 86, eviction);
         check::<W8>(3, 5, 67, eviction);
         check::<W8>(2, 5, 20, eviction);
@@ -794,6 +806,41 @@ fn two_blocks_come_close_to_the_papers_bound() {
                 assert!(fpr - 5.0 * se < 1.3 * paper, "{what}");
                 assert!(f.predicted_fpr() < 1.3 * paper, "{what}");
             }
+        }
+    }
+}
+
+/// The same claim with random eviction at the README's setting (W8,
+/// d = 3, K = 5, `P` for 1 % with one block; `m = 2^20`): with two blocks, runs of
+/// consecutive cells (`Random`) keep the rate above 1.3× the paper's bound
+/// by more than 5 standard errors, and with the interleaved order
+/// (`Interleaved`, the same per-cell law) it is not above 1.3× by more
+/// than 5, as `two_blocks_come_close_to_the_papers_bound` asks of `Sweep`
+/// (measured 1.22× ± 0.02 here, 1.48× for `Random`). Its model, `Random`'s
+/// upper bound, stays above the measured rate.
+#[test]
+#[cfg_attr(miri, ignore = "statistics, not memory safety: too slow under Miri")]
+fn interleaved_eviction_comes_close_to_the_papers_bound() {
+    // 2^20 cells: a state's batch means then resolve 1.3× from 1.5×.
+    let one = params(1 << 20, 3, 5, 1, Eviction::Random)
+        .with_smallest_p::<W8>(0.01)
+        .unwrap();
+    for eviction in [Eviction::Random, Eviction::Interleaved] {
+        let p = StableParams {
+            eviction,
+            layout: Layout::TwoBlocks,
+            ..one
+        };
+        let mut f = StableBloom::<W8>::new(p, 29).unwrap();
+        let (fpr, se) = steady_fpr(&mut f, 4);
+        let paper = f.paper_false_positive_bound();
+        let what = format!("{p:?}: measured {fpr:.5} ± {se:.5}, paper's bound {paper:.5}");
+        match eviction {
+            Eviction::Interleaved => {
+                assert!(fpr - 5.0 * se < 1.3 * paper, "{what}");
+                assert!(fpr <= f.predicted_fpr() + 5.0 * se, "{what}");
+            }
+            _ => assert!(fpr - 5.0 * se > 1.3 * paper, "{what}"),
         }
     }
 }
@@ -874,7 +921,7 @@ fn planned_filters_deliver_their_target() {
     check::<W2>(w2, 0.02);
     // The issue's settings: d = 3, K = 5, P the smallest for the target.
     for (m, target) in [(1 << 16, 0.01), (1 << 20, 0.01), (1 << 16, 0.05)] {
-        for eviction in [Eviction::Random, Eviction::Sweep] {
+        for eviction in [Eviction::Random, Eviction::Sweep, Eviction::Interleaved] {
             let p = params(m, 3, 5, 1, eviction)
                 .with_smallest_p::<W8>(target)
                 .unwrap();
@@ -1088,13 +1135,12 @@ proptest! {
         bits in 1..9u32,
         k in 1..8u32,
         p in 1..200usize,
-        sweep: bool,
+        eviction in evictions(),
         two: bool,
         seed: u64,
         keys in proptest::collection::vec(0..2000u64, 0..crate::scaled(700)),
         probes in proptest::collection::vec(0..4000u64, 0..crate::scaled(700)),
     ) {
-        let eviction = if sweep { Eviction::Sweep } else { Eviction::Random };
         let params = params(blocks * W8::CELLS, bits, k, p.min(blocks * W8::CELLS), eviction);
         let params = in_layout(params, two);
         let mut one = StableBloom::<W8>::new(params, seed).unwrap();
@@ -1193,6 +1239,22 @@ fn report_layout() {
     );
     std::println!("|---|---|---|---|---|---|");
     for (m, target) in [(1 << 16, 0.01), (1 << 20, 0.01), (1 << 16, 0.05)] {
+        // Interleaved at Random's `P`: the same per-cell law.
+        let random = params(m, 3, 5, 1, Eviction::Random)
+            .with_smallest_p::<W8>(target)
+            .unwrap();
+        let label = format!(
+            "W8 d=3 K=5 P={} m=2^{} Interleaved",
+            random.p,
+            m.trailing_zeros()
+        );
+        row::<W8>(
+            &label,
+            StableParams {
+                eviction: Eviction::Interleaved,
+                ..random
+            },
+        );
         for eviction in [Eviction::Random, Eviction::Sweep] {
             let p = params(m, 3, 5, 1, eviction)
                 .with_smallest_p::<W8>(target)
@@ -1206,7 +1268,7 @@ fn report_layout() {
         }
     }
     // Issue 9's worst one-block case (W32, d = 2, K = 5), at a grid `P`.
-    for eviction in [Eviction::Random, Eviction::Sweep] {
+    for eviction in [Eviction::Random, Eviction::Sweep, Eviction::Interleaved] {
         let p = params(1 << 16, 2, 5, 20, eviction);
         row::<W32>(&format!("W32 d=2 K=5 P=20 m=2^16 {eviction:?}"), p);
     }
