@@ -56,7 +56,8 @@ bench (k independent positions over the whole filter, the papers' model).
 Classic: planned for 1 % and 0.1 % at n = 100 000 (one-block plan, the
 same bits and k in every layout), FPR on 10^6 never-inserted keys beside
 each layout's formula. Stable: W8 d=3 K=5 and W4 d=3 K=3, random and sweep
-eviction, m = 2^16 cells, P the smallest for 1 % with one block (the same
+eviction (and interleaved at W8: random's P, its unblocked reference
+random's, the same law), m = 2^16 cells, P the smallest for 1 % with one block (the same
 P everywhere): steady-state FPR on 10^6 distinct keys beside the paper's
 bound (1 - stable_point)^K and the layout's model, and the FNR of 200 000
 repeats at a gap of half a set cell's lifetime (Max·m/2P); then with P
@@ -208,6 +209,8 @@ fn jobs(isa: Isa) -> Result<Vec<Job>, String> {
     };
     let classic = "insert_batch_hash, k = 5 (unblocked: insert, k independent bits)";
     let stable = "observe_batch_hash, W8 d = 3, K = 5, P for 1 %, random (unblocked: observe)";
+    let interleaved = "observe_batch_hash, W8 d = 3, K = 5, P for 1 %, interleaved (unblocked: \
+                       observe, random: the same law without blocks)";
     let spectral =
         "insert_batch_hash, MS W32, k = 5 (unblocked: insert, u32 counters, hashing the value)";
     Ok(vec![
@@ -224,27 +227,10 @@ fn jobs(isa: Isa) -> Result<Vec<Job>, String> {
         },
         library("Stable", stable, 0, "stable-batch")?,
         library("Stable", stable, 1, "stable-two-batch")?,
-        Job {
-            filter: "Stable",
-            about: stable,
-            column: 2,
-            run: Box::new(|bytes, plan| {
-                // The same P as the `stable-batch` target: the smallest for
-                // 1 % with one block.
-                let p = StableParams {
-                    cells: bytes,
-                    bits_per_cell: 3,
-                    k: targets::K,
-                    p: 1,
-                    eviction: Eviction::Random,
-                    layout: Layout::OneBlock,
-                }
-                .with_smallest_p::<W8>(0.01)
-                .map_err(|e| e.to_string())?;
-                let mut f = FlatStable::new(bytes, p.k, p.p, p.max(), p.eviction, mix64(1));
-                plan.measure(bytes, |h| f.observe(h))
-            }),
-        },
+        flat_stable(stable),
+        library("Stable", interleaved, 0, "stable-interleaved-batch")?,
+        library("Stable", interleaved, 1, "stable-two-interleaved-batch")?,
+        flat_stable(interleaved),
         library("Spectral", spectral, 0, "spectral-insert-batch")?,
         library("Spectral", spectral, 1, "spectral-two-insert-batch")?,
         Job {
@@ -258,6 +244,30 @@ fn jobs(isa: Isa) -> Result<Vec<Job>, String> {
             }),
         },
     ])
+}
+
+/// The unblocked reference's job for the Stable row `about`: the same `P`
+/// as the `stable-batch` target, the smallest for 1 % with one block.
+fn flat_stable(about: &'static str) -> Job {
+    Job {
+        filter: "Stable",
+        about,
+        column: 2,
+        run: Box::new(|bytes, plan| {
+            let p = StableParams {
+                cells: bytes,
+                bits_per_cell: 3,
+                k: targets::K,
+                p: 1,
+                eviction: Eviction::Random,
+                layout: Layout::OneBlock,
+            }
+            .with_smallest_p::<W8>(0.01)
+            .map_err(|e| e.to_string())?;
+            let mut f = FlatStable::new(bytes, p.k, p.p, p.max(), p.eviction, mix64(1));
+            plan.measure(bytes, |h| f.observe(h))
+        }),
+    }
 }
 
 /// Measures every row at `scale`; `seed` fixes keys, streams and hashers.
@@ -294,15 +304,16 @@ pub fn measure(scale: &Scale, seed: u64, out: &Output) -> Result<Report, String>
                 bar.inc(1);
             }
         }
-        let mut done: Vec<&str> = Vec::new();
+        // One row per filter and setting, its layouts in the columns.
+        let mut done: Vec<(&str, &str)> = Vec::new();
         for job in &jobs {
-            if done.contains(&job.filter) {
+            if done.contains(&(job.filter, job.about)) {
                 continue;
             }
-            done.push(job.filter);
+            done.push((job.filter, job.about));
             let mut cells = [None; 3];
             for (j, other) in jobs.iter().enumerate() {
-                if other.filter == job.filter {
+                if (other.filter, other.about) == (job.filter, job.about) {
                     cells[other.column] = stats::median(p50[j].clone());
                 }
             }
@@ -399,16 +410,17 @@ mod tests {
                 .filter(|r| r["filter"] == filter && r["metric"] == metric)
                 .count()
         };
-        // 2 targets; 4 settings; 3 widths × 2 loads × 3 policies.
+        // 2 targets; 5 settings; 3 widths × 2 loads × 3 policies; 2
+        // sizes, Stable with its random and interleaved rows.
         assert_eq!(count("Classic", "FPR measured"), 2);
         assert_eq!(count("Classic", "FPR predicted (layout's formula)"), 2);
-        assert_eq!(count("Stable", "FPR measured"), 8);
-        assert_eq!(count("Stable", "FNR measured"), 8);
-        assert_eq!(count("Stable", "P"), 4);
+        assert_eq!(count("Stable", "FPR measured"), 10);
+        assert_eq!(count("Stable", "FNR measured"), 10);
+        assert_eq!(count("Stable", "P"), 5);
         assert_eq!(count("Spectral", "error ratio"), 18);
         assert_eq!(count("Spectral", "additive error"), 18);
-        for filter in ["Classic", "Stable", "Spectral"] {
-            assert_eq!(count(filter, "p50 ns/item"), 2, "{filter}");
+        for (filter, rows) in [("Classic", 2), ("Stable", 4), ("Spectral", 2)] {
+            assert_eq!(count(filter, "p50 ns/item"), rows, "{filter}");
         }
         for r in rows {
             let cells = ["one_block", "two_blocks", "unblocked"].map(|c| r[c].as_f64());

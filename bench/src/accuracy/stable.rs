@@ -105,7 +105,8 @@ impl Observe for FlatStable {
 }
 
 /// A setting of the rows: the README's settings (W8, d = 3, K = 5 and W4,
-/// d = 3, K = 3), both evictions, `P` the smallest for a 1 % one-block
+/// d = 3, K = 3), random and sweep eviction (and interleaved at W8, whose
+/// model and so `P` are random's), `P` the smallest for a 1 % one-block
 /// rate.
 struct Setting {
     width: u32,
@@ -114,12 +115,18 @@ struct Setting {
     eviction: Eviction,
 }
 
-const SETTINGS: [Setting; 4] = [
+const SETTINGS: [Setting; 5] = [
     Setting {
         width: 8,
         bits_per_cell: 3,
         k: 5,
         eviction: Eviction::Random,
+    },
+    Setting {
+        width: 8,
+        bits_per_cell: 3,
+        k: 5,
+        eviction: Eviction::Interleaved,
     },
     Setting {
         width: 8,

@@ -62,6 +62,42 @@ pub fn targets() -> Vec<Target> {
             },
         },
         Target {
+            name: "stable-interleaved-batch",
+            about: "stable-batch with Eviction::Interleaved (the run dealt over groups of 8 \
+                    blocks, about P/8 cells of each), the same P",
+            per_isa: true,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => observe_batches(
+                    stable::<W8, _>(&mut mem, bytes, isa, Eviction::Interleaved, Layout::OneBlock)?,
+                    bytes,
+                    plan,
+                ))
+            },
+        },
+        Target {
+            name: "stable-two-interleaved-observe",
+            about: "stable-two-observe with Eviction::Interleaved, the same P",
+            per_isa: true,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => {
+                    let mut f = stable::<W8, _>(&mut mem, bytes, isa, Eviction::Interleaved, Layout::TwoBlocks)?;
+                    plan.measure(bytes, |h| f.observe_hash(h))
+                })
+            },
+        },
+        Target {
+            name: "stable-two-interleaved-batch",
+            about: "stable-two-batch with Eviction::Interleaved, the same P",
+            per_isa: true,
+            run: |bytes, isa, pages, plan| {
+                on_pages!(pages, mem => observe_batches(
+                    stable::<W8, _>(&mut mem, bytes, isa, Eviction::Interleaved, Layout::TwoBlocks)?,
+                    bytes,
+                    plan,
+                ))
+            },
+        },
+        Target {
             name: "stable-sweep",
             about: "the same filter with sweep eviction, item by item",
             per_isa: true,
