@@ -382,6 +382,18 @@ fn range_mask<W: Width>(lo: usize, hi: usize) -> W::Mask {
     W::Mask::from_words(&words)
 }
 
+/// The cell of interleaved eviction position `e` in `blocks` blocks of
+/// `per_block` cells dealt in groups of `group`, by the definition in
+/// [`Cells::dec_interleaved`]'s docs, written cell by cell: the model the
+/// store's and the Stable filter's tests check the kernels against.
+#[cfg(test)]
+pub(crate) fn interleaved_cell(blocks: usize, group: usize, per_block: usize, e: usize) -> usize {
+    let first = e / (group * per_block) * group * per_block;
+    let g = (blocks - first / per_block).min(group);
+    let w = e - first;
+    first + (w % g) * per_block + w / g
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -505,15 +517,6 @@ mod tests {
         assert_eq!(c.zero_cells(), 256);
     }
 
-    /// The cell of interleaved eviction position `e`, by the definition
-    /// in [`Cells::dec_interleaved`]'s docs.
-    fn interleaved_cell<W: Width>(blocks: usize, group: usize, e: usize) -> usize {
-        let first = e / (group * W::CELLS) * group * W::CELLS;
-        let g = (blocks - first / W::CELLS).min(group);
-        let w = e - first;
-        first + (w % g) * W::CELLS + w / g
-    }
-
     fn check_interleaved<W: Width>(blocks: usize, group: usize, start_step: usize) {
         struct Run<'a, W: Width>(&'a mut Cells<W, Vec<Block>>, usize, usize, usize);
         impl<W: Width> streambloom_kernels::Body for Run<'_, W> {
@@ -527,7 +530,7 @@ mod tests {
         // The mapping is a bijection of the cells.
         let mut seen = vec![false; m];
         for e in 0..m {
-            let c = interleaved_cell::<W>(blocks, group, e);
+            let c = super::interleaved_cell(blocks, group, W::CELLS, e);
             assert!(!seen[c], "cell {c} twice");
             seen[c] = true;
         }
@@ -549,7 +552,7 @@ mod tests {
                 }
                 let mut want: Vec<u32> = (0..m).map(|i| c.get(i).unwrap()).collect();
                 for j in 0..len {
-                    let cell = interleaved_cell::<W>(blocks, group, (start + j) % m);
+                    let cell = super::interleaved_cell(blocks, group, W::CELLS, (start + j) % m);
                     want[cell] = want[cell].saturating_sub(1);
                 }
                 let engine = c.engine();
