@@ -74,7 +74,8 @@ pub struct Args {
     /// The false-positive rate the planner plans for
     #[arg(long, value_name = "RATE", default_value_t = 0.01, value_parser = parse_fpr)]
     pub fpr: f64,
-    /// Eviction of the stable and importance filters [default: random]
+    /// Eviction of the stable (any) and importance (random or sweep)
+    /// filters [default: random]
     #[arg(long, value_enum)]
     pub eviction: Option<EvictionArg>,
     /// The timing filter's window: a line is new unless it occurred among
@@ -639,7 +640,7 @@ mod tests {
     fn false_positives_as_predicted() {
         // Mostly new keys: the filter runs at its steady state.
         let data = stream(60_000, 1 << 40, 2);
-        for eviction in ["random", "sweep"] {
+        for eviction in ["random", "sweep", "interleaved"] {
             let line = format!(
                 "streambloom-bench dedup - --exact --memory 16K --fpr 0.05 --eviction {eviction}"
             );
@@ -738,6 +739,10 @@ mod tests {
         assert!(
             err("streambloom-bench dedup - --filter importance").contains("--importance-column")
         );
+        assert!(err(
+            "streambloom-bench dedup - --filter importance --importance-column 2 --eviction interleaved"
+        )
+        .contains("stable filter"));
         assert!(err("streambloom-bench dedup - --importance-column 2").contains("importance"));
         assert!(err("streambloom-bench dedup - --fpr 0").contains("(0, 1)"));
         assert!(err("streambloom-bench dedup - --fpr nan").contains("(0, 1)"));
