@@ -659,9 +659,10 @@ fn range<P: Pol, W: Counter>(f: Spectral<P, Blocked<W>>, i: &Input) {
 /// error that changes nothing, an observed key is found right after, and
 /// the batch form answers as the keyed form.
 fn importance<W: Width>(i: &Input) {
-    let eviction = match i.a.marker % 3 {
+    let eviction = match i.a.marker % 4 {
         0 => importance::Eviction::Random,
         1 => importance::Eviction::Sweep,
+        2 => importance::Eviction::Interleaved,
         _ => importance::Eviction::ByValue,
     };
     // By-value eviction draws up to `BY_VALUE_TRIES·P` cells an item in an

@@ -129,9 +129,10 @@ const BY_VALUE_P: usize = 129;
 /// The Importance-aware filter: every insert policy and eviction, the
 /// op's `u32` as the importance (in `1..=50`, or out of the map's domain).
 fn importance<W: Width>(i: &Input, isa: Isa) -> Option<(Vec<Option<bool>>, Vec<Block>)> {
-    let eviction = match i.marker % 3 {
+    let eviction = match i.marker % 4 {
         0 => importance::Eviction::Random,
         1 => importance::Eviction::Sweep,
+        2 => importance::Eviction::Interleaved,
         _ => importance::Eviction::ByValue,
     };
     let params = ImportanceParams {

@@ -66,9 +66,8 @@ pub enum EvictionArg {
     /// P consecutive cells from a sweeping pointer: no false negative
     /// within a guaranteed gap
     Sweep,
-    /// The random run in an order dealt over groups of 8 blocks (stable
-    /// only): nearer the paper's rates with two blocks, about twice
-    /// random's time
+    /// The random run in an order dealt over groups of 8 blocks: nearer
+    /// the paper's rates with two blocks, about twice random's time
     Interleaved,
 }
 
@@ -136,7 +135,7 @@ pub fn build(kind: Kind, req: &Request) -> Result<Box<dyn Dedup>, String> {
     Ok(match kind {
         Kind::Stable => Box::new(Stable::new(req).map_err(err)?),
         Kind::Reservoir => Box::new(Reservoir::new(req).map_err(err)?),
-        Kind::Importance => Box::new(Importance::new(req)?),
+        Kind::Importance => Box::new(Importance::new(req).map_err(err)?),
         Kind::Timing => Box::new(Timing::new(req)?),
         Kind::Classic => Box::new(Plain::new(req)?),
     })
@@ -300,22 +299,12 @@ struct Importance {
 }
 
 impl Importance {
-    fn new(req: &Request) -> Result<Importance, String> {
+    fn new(req: &Request) -> Result<Importance, streambloom::Error> {
         let eviction = match req.eviction {
             EvictionArg::Random => streambloom::importance::Eviction::Random,
             EvictionArg::Sweep => streambloom::importance::Eviction::Sweep,
-            EvictionArg::Interleaved => return Err(
-                "--eviction interleaved is for the stable filter; importance takes random or sweep"
-                    .to_owned(),
-            ),
+            EvictionArg::Interleaved => streambloom::importance::Eviction::Interleaved,
         };
-        Importance::planned(req, eviction).map_err(|e| format!("importance filter: {e}"))
-    }
-
-    fn planned(
-        req: &Request,
-        eviction: streambloom::importance::Eviction,
-    ) -> Result<Importance, streambloom::Error> {
         let top = req.importance_max;
         let mut uniform = vec![1.0; top as usize + 1];
         uniform[0] = 0.0;

@@ -247,13 +247,13 @@ mod round_trip {
         }
 
         #[test]
-        fn importance((keys, split, seed) in keys(), eviction in 0usize..3, insert in 0usize..3) {
+        fn importance((keys, split, seed) in keys(), eviction in 0usize..4, insert in 0usize..3) {
             let params = ImportanceParams {
                 cells: 1024,
                 bits_per_cell: 3,
                 k: 3,
                 p: 4,
-                eviction: [importance::Eviction::Random, importance::Eviction::Sweep, importance::Eviction::ByValue][eviction],
+                eviction: [importance::Eviction::Random, importance::Eviction::Sweep, importance::Eviction::ByValue, importance::Eviction::Interleaved][eviction],
                 layout: Layout::OneBlock,
                 insert: [Insert::Max, Insert::TwoClass { important_from: 5 }, Insert::ByImportance][insert],
                 map: ImportanceMap::Linear { top: 10 },

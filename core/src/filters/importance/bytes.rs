@@ -18,8 +18,13 @@ use crate::stable::StableBloom;
 use crate::store::Storage;
 use crate::{Block, Error, Result, Width};
 
-/// The evictions in the order of their bytes.
-const EVICTIONS: [Eviction; 3] = [Eviction::Random, Eviction::Sweep, Eviction::ByValue];
+/// The evictions in the order of their bytes (a new one takes the next).
+const EVICTIONS: [Eviction; 4] = [
+    Eviction::Random,
+    Eviction::Sweep,
+    Eviction::ByValue,
+    Eviction::Interleaved,
+];
 
 impl<W: Width, S: Storage, H: PortableHash> Persisted for ImportanceBloom<W, S, H> {
     const KIND: Kind = Kind::Importance;

@@ -317,7 +317,7 @@ impl ImportanceParams {
             let mean_level: f64 = levels.iter().map(|&(v, x)| f64::from(v) * x).sum();
             let decrements = match eviction {
                 Eviction::Sweep => mean_level - 0.5,
-                Eviction::Random | Eviction::ByValue => mean_level,
+                Eviction::Random | Eviction::Interleaved | Eviction::ByValue => mean_level,
             };
             for k in 1..=(W::CELLS.min(32) as u32) {
                 let Ok(params) =
@@ -400,10 +400,11 @@ fn modelled(eviction: Eviction) -> Result<crate::stable::Eviction> {
     match eviction {
         Eviction::Random => Ok(crate::stable::Eviction::Random),
         Eviction::Sweep => Ok(crate::stable::Eviction::Sweep),
+        Eviction::Interleaved => Ok(crate::stable::Eviction::Interleaved),
         Eviction::ByValue => Err(Error::param(
             "eviction",
             2u32,
-            "Random or Sweep: ByValue (IBF-H) has no blocked model to plan by",
+            "Random, Sweep or Interleaved: ByValue (IBF-H) has no blocked model to plan by",
         )),
     }
 }
