@@ -436,8 +436,12 @@ struct Model {
 }
 
 impl Model {
+    /// Counts saturate as `mass` does: a join multiplies them, so they
+    /// can reach `u64::MAX` (a fuzzed input did, at 3.2·10^6 runs), and the
+    /// filter's own counters cap far below.
     fn insert(&mut self, x: u16, r: u32) {
-        *self.counts.entry(x).or_default() += u64::from(r);
+        let c = self.counts.entry(x).or_default();
+        *c = c.saturating_add(u64::from(r));
         self.mass = self.mass.saturating_add(u64::from(r));
     }
     /// The count the estimate must reach, if the model still knows one.
@@ -593,7 +597,8 @@ fn spectral<P: Pol, W: Counter>(i: &Input) {
                         }
                     }
                     for (&x, &c) in &mb.counts {
-                        *ma.counts.entry(x).or_default() += c;
+                        let a = ma.counts.entry(x).or_default();
+                        *a = a.saturating_add(c);
                     }
                     ma.mass = ma.mass.saturating_add(mb.mass);
                 } else {
