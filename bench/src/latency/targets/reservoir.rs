@@ -9,8 +9,12 @@
 //! that position over bits drawn one with the settled probability
 //! ([`forced_ones`]), and the sampler's warm-up does the rest.
 //!
+//! `reservoir-batch` is `reservoir-observe` through the batch form.
+//!
 //! Single-bit operations run no kernel (the filter's docs say why), so the
 //! targets are measured once per size.
+
+use std::hint::black_box;
 
 use streambloom::analysis::reservoir::forced_ones;
 use streambloom::hash::{self, DefaultHasher};
@@ -18,7 +22,7 @@ use streambloom::reservoir::{ReservoirBloom, ReservoirParams, Reset};
 use streambloom::rng::Rng;
 use streambloom::Storage;
 
-use super::super::sampler::{Measured, Plan, SEED};
+use super::super::sampler::{Measured, Plan, BATCH, SEED};
 use super::{on_pages, Memory, Target};
 
 /// The Reservoir-sampling filter targets.
@@ -30,6 +34,13 @@ pub fn targets() -> Vec<Target> {
                     p* = 0.03, in the forced phase; clears in the item's own block",
             per_isa: false,
             run: |bytes, _, pages, plan| on_pages!(pages, mem => observe(reservoir(&mut mem, bytes, Reset::OwnBlock)?, bytes, plan)),
+        },
+        Target {
+            name: "reservoir-batch",
+            about: "reservoir-observe through observe_batch_hash, 64 items a call, \
+                    prefetching the items' blocks ahead",
+            per_isa: false,
+            run: |bytes, _, pages, plan| on_pages!(pages, mem => observe_batches(reservoir(&mut mem, bytes, Reset::OwnBlock)?, bytes, plan)),
         },
         Target {
             name: "reservoir-uniform",
@@ -47,6 +58,20 @@ type Filter<S> = ReservoirBloom<S, DefaultHasher>;
 /// Measures `f.observe_hash` item by item.
 fn observe<S: Storage>(mut f: Filter<S>, bytes: usize, plan: &Plan) -> Result<Measured, String> {
     plan.measure(bytes, |h| f.observe_hash(h))
+}
+
+/// Measures `f.observe_batch_hash` over batches of [`BATCH`] items.
+fn observe_batches<S: Storage>(
+    mut f: Filter<S>,
+    bytes: usize,
+    plan: &Plan,
+) -> Result<Measured, String> {
+    let mut out = [false; BATCH];
+    plan.measure_batches(bytes, |batch| {
+        // Equal lengths: never an error.
+        let _ = f.observe_batch_hash(batch, &mut out[..batch.len()]);
+        black_box(&out);
+    })
 }
 
 /// `bytes` of memory planned the paper's way, in the forced phase, from
