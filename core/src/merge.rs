@@ -153,7 +153,7 @@ mod tests {
         use std::vec::Vec;
 
         fn split() -> impl Strategy<Value = Vec<(u64, bool)>> {
-            proptest::collection::vec((0u64..500, any::<bool>()), 0..400)
+            proptest::collection::vec((0u64..500, any::<bool>()), 0..crate::scaled(400))
         }
 
         proptest! {

@@ -212,8 +212,8 @@ mod round_trip {
 
     fn keys() -> impl Strategy<Value = (Vec<u64>, usize, u64)> {
         (
-            proptest::collection::vec(0u64..300, 0..600),
-            0usize..600,
+            proptest::collection::vec(0u64..300, 0..crate::scaled(600)),
+            0usize..crate::scaled(600),
             any::<u64>(),
         )
     }
