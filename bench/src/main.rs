@@ -27,11 +27,7 @@ mod accuracy;
 mod claims;
 mod latency;
 mod output;
-// Also under `cfg(test)`: the peer crates are dev-dependencies, so the
-// workspace's tests run this module's without the feature. There the
-// command that calls it is absent: its entry points are unused.
-#[cfg(any(test, feature = "peers"))]
-#[cfg_attr(not(feature = "peers"), allow(dead_code))]
+#[cfg(feature = "peers")]
 mod peers;
 mod plot;
 mod repro;
