@@ -245,6 +245,3 @@ pub(crate) fn block_bytes(blocks: &[Block]) -> &[u8] {
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod fixtures;

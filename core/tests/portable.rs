@@ -1,27 +1,35 @@
-//! Encoded filters kept in the repository (`fixtures/NAME.sbf`, one per
-//! filter kind and policy), so a change to the format, a hash or a
-//! filter's placement is a decision and not an accident: each fixture
-//! must still load, encode back to the same bytes, equal what its recipe
-//! builds today, and answer the probes as recorded (`fixtures/NAME.answers`).
-//! The same fixtures are read by the aarch64 (qemu) and s390x (Miri) runs,
-//! so a filter written on x86_64 is checked to answer identically there.
+//! What must be the same on every target CI runs (x86_64 natively,
+//! aarch64 under qemu, big-endian s390x under Miri), through the public
+//! API: the portable hash's recorded values, and encoded filters kept in
+//! the repository (`core/src/format/fixtures/NAME.sbf`, one per filter
+//! kind and policy), so a change to the format, a hash or a filter's
+//! placement is a decision and not an accident: each fixture must still
+//! load, encode back to the same bytes, equal what its recipe builds
+//! today, and answer the probes as recorded (`fixtures/NAME.answers`).
+//! A filter written on x86_64 is so checked to answer identically on the
+//! others, and one built there (its kernels NEON on aarch64) to encode
+//! to the same bytes.
 //!
-//! After a deliberate change, rewrite them with
-//! `cargo test -p streambloom --lib write_fixtures -- --ignored` (and say
-//! why in the commit: old bytes stop loading or answer differently).
+//! An integration test, not a unit test, so the targets CI emulates build
+//! only these recipes and not every unit test of the crate (the aarch64
+//! run's build of the core's unit tests was most of its step).
+//!
+//! After a deliberate change, rewrite the fixtures with
+//! `cargo test -p streambloom --test portable write_fixtures -- --ignored`
+//! (and say why in the commit: old bytes stop loading or answer
+//! differently).
 
-use crate::format::Encode;
-use crate::hash::PortableHasher;
-use crate::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
-use crate::spectral::{Blocked, MinimalIncrease, MinimumSelection, RecurringMinimum};
-use crate::stable::{Eviction, StableParams};
-use crate::timing::TimingParams;
-use crate::{
+use core::hash::BuildHasher;
+use streambloom::format::Encode;
+use streambloom::hash::PortableHasher;
+use streambloom::importance::{self, ImportanceBloom, ImportanceMap, ImportanceParams, Insert};
+use streambloom::spectral::{Blocked, MinimalIncrease, MinimumSelection, RecurringMinimum};
+use streambloom::stable::{Eviction, StableParams};
+use streambloom::timing::TimingParams;
+use streambloom::{
     Classic, ClassicParams, Layout, ReservoirBloom, ReservoirParams, Spectral, SpectralParams,
     StableBloom, TimingBloom, W4, W8, W16, W32,
 };
-use std::string::String;
-use std::vec::Vec;
 
 /// Items the recipes insert, and probes: half of them were inserted.
 const ITEMS: u64 = 200;
@@ -40,7 +48,7 @@ struct Fixture {
     /// The recipe's filter, encoded.
     build: fn() -> Vec<u8>,
     /// Loads bytes and answers the probes `ITEMS - PROBES/2 ..`.
-    answer: fn(&[u8]) -> crate::Result<Vec<u64>>,
+    answer: fn(&[u8]) -> streambloom::Result<Vec<u64>>,
 }
 
 fn probes() -> impl Iterator<Item = u64> {
@@ -51,8 +59,8 @@ macro_rules! fixture {
     ($name:literal, $build:expr, $load:expr, $answer:expr) => {
         Fixture {
             name: $name,
-            bytes: include_bytes!(concat!("fixtures/", $name, ".sbf")),
-            answers: include_str!(concat!("fixtures/", $name, ".answers")),
+            bytes: include_bytes!(concat!("../src/format/fixtures/", $name, ".sbf")),
+            answers: include_str!(concat!("../src/format/fixtures/", $name, ".answers")),
             build: || $build.to_bytes(),
             answer: |b| {
                 let f = $load(b)?;
@@ -62,7 +70,7 @@ macro_rules! fixture {
     };
 }
 
-fn classic() -> Classic<Vec<crate::Block>, PortableHasher> {
+fn classic() -> Classic<Vec<streambloom::Block>, PortableHasher> {
     let mut f = Classic::with_hasher(
         ClassicParams::new(4096, 4).with_layout(Layout::TwoBlocks),
         h(),
@@ -74,7 +82,7 @@ fn classic() -> Classic<Vec<crate::Block>, PortableHasher> {
     f
 }
 
-fn stable() -> StableBloom<W4, Vec<crate::Block>, PortableHasher> {
+fn stable() -> StableBloom<W4, Vec<streambloom::Block>, PortableHasher> {
     let params = StableParams {
         cells: 1024,
         bits_per_cell: 3,
@@ -92,7 +100,7 @@ fn stable() -> StableBloom<W4, Vec<crate::Block>, PortableHasher> {
 
 /// Two blocks and interleaved eviction over several groups (the last one
 /// short: 20 blocks in groups of 8).
-fn stable_interleaved() -> StableBloom<W8, Vec<crate::Block>, PortableHasher> {
+fn stable_interleaved() -> StableBloom<W8, Vec<streambloom::Block>, PortableHasher> {
     let params = StableParams {
         cells: 20 * 64,
         bits_per_cell: 3,
@@ -108,7 +116,7 @@ fn stable_interleaved() -> StableBloom<W8, Vec<crate::Block>, PortableHasher> {
     f
 }
 
-fn importance() -> ImportanceBloom<W8, Vec<crate::Block>, PortableHasher> {
+fn importance() -> ImportanceBloom<W8, Vec<streambloom::Block>, PortableHasher> {
     let params = ImportanceParams {
         cells: 512,
         bits_per_cell: 3,
@@ -126,7 +134,7 @@ fn importance() -> ImportanceBloom<W8, Vec<crate::Block>, PortableHasher> {
     f
 }
 
-fn reservoir() -> ReservoirBloom<Vec<crate::Block>, PortableHasher> {
+fn reservoir() -> ReservoirBloom<Vec<streambloom::Block>, PortableHasher> {
     let mut f = ReservoirBloom::with_hasher(ReservoirParams::new(2048, 3), h()).unwrap();
     (0..ITEMS).for_each(|i| {
         f.observe(&i);
@@ -154,14 +162,15 @@ fn recurring() -> Spectral<RecurringMinimum, Blocked<W32>, PortableHasher> {
     f
 }
 
-fn timing() -> TimingBloom<W8, Vec<crate::Block>, PortableHasher> {
+fn timing() -> TimingBloom<W8, Vec<streambloom::Block>, PortableHasher> {
     let mut f = TimingBloom::with_hasher(TimingParams::new(1024, 3, 100, 4, 1, 8), h()).unwrap();
     (0..ITEMS).for_each(|i| f.insert(&i));
     f
 }
 
-fn apbf() -> crate::Apbf<Vec<crate::Block>, PortableHasher> {
-    let mut f = crate::Apbf::with_hasher(crate::ApbfParams::new(4, 3, 40), h()).unwrap();
+fn apbf() -> streambloom::Apbf<Vec<streambloom::Block>, PortableHasher> {
+    let mut f =
+        streambloom::Apbf::with_hasher(streambloom::ApbfParams::new(4, 3, 40), h()).unwrap();
     for i in 0..ITEMS {
         f.insert(&i);
     }
@@ -227,8 +236,8 @@ fn fixtures() -> [Fixture; 10] {
         fixture!(
             "apbf",
             apbf(),
-            crate::Apbf::<_, PortableHasher>::from_bytes,
-            |f: &crate::Apbf<_, _>, k| Ok(u64::from(f.contains(&k)))
+            streambloom::Apbf::<_, PortableHasher>::from_bytes,
+            |f: &streambloom::Apbf<_, _>, k| Ok(u64::from(f.contains(&k)))
         ),
     ]
 }
@@ -236,7 +245,7 @@ fn fixtures() -> [Fixture; 10] {
 fn answers_text(answers: &[u64]) -> String {
     let mut s = String::new();
     for a in answers {
-        s.push_str(&std::format!("{a}\n"));
+        s.push_str(&format!("{a}\n"));
     }
     s
 }
@@ -294,8 +303,37 @@ fn write_fixtures() {
     std::fs::create_dir_all(&dir).unwrap();
     for fx in fixtures() {
         let bytes = (fx.build)();
-        std::fs::write(dir.join(std::format!("{}.sbf", fx.name)), &bytes).unwrap();
+        std::fs::write(dir.join(format!("{}.sbf", fx.name)), &bytes).unwrap();
         let answers = answers_text(&(fx.answer)(&bytes).unwrap());
-        std::fs::write(dir.join(std::format!("{}.answers", fx.name)), answers).unwrap();
+        std::fs::write(dir.join(format!("{}.answers", fx.name)), answers).unwrap();
     }
+}
+
+/// Hashes fixed on one target and checked on every other one CI runs
+/// (x86_64, aarch64 under qemu, s390x under Miri): if any differs,
+/// filters written on one cannot be read on another.
+#[test]
+fn same_hashes_on_every_target() {
+    let h = PortableHasher::new(0x5EED);
+    let got = [
+        h.hash_one(()),
+        h.hash_one(42u32),
+        h.hash_one(42usize),
+        h.hash_one(-1i16),
+        h.hash_one("10.0.0.1:443"),
+        h.hash_one((7u8, 'x', 1u64, 2u64)),
+        h.hash_one([0xABu8; 200].as_slice()),
+    ];
+    assert_eq!(
+        got,
+        [
+            0x52A2_D296_AA03_1B06,
+            0x934B_B348_C9B5_2C92,
+            0x46E1_D22F_2FB2_2CAE,
+            0xB4A4_EF38_7CB7_24F5,
+            0x8DF8_A7D0_C083_7281,
+            0x9159_BE78_9CC8_FBB8,
+            0x5AC4_401C_FD84_51B9,
+        ]
+    );
 }
