@@ -103,12 +103,17 @@ pub(crate) fn run_probabilities(
 /// assert_eq!(slice_items(3, 10, 45, usize::MAX), 0); // past the ring
 /// ```
 pub fn slice_items(k: u32, g: u64, n: u64, i: usize) -> u64 {
+    slice_items_at(k, g, n, i as u64)
+}
+
+/// [`slice_items`] for a slice index in `u64` (a ring has up to
+/// `MAX_K + 2^32 − 1` slices, more than a 32-bit `usize` counts).
+fn slice_items_at(k: u32, g: u64, n: u64, i: u64) -> u64 {
     if n == 0 || k == 0 || g == 0 {
         return 0;
     }
     let shifts = (n - 1) / g;
     let current = n - shifts * g;
-    let i = i as u64;
     let first = i.saturating_add(1).saturating_sub(u64::from(k));
     let last = i.min(shifts);
     if first > last {
@@ -134,10 +139,81 @@ pub fn fill(items: u64, m: usize) -> f64 {
     -libm::expm1(items as f64 * libm::log1p(-1.0 / m as f64))
 }
 
+/// The chain of [`run_probabilities`] over slices given as stretches of
+/// equal fills: `(fill, count)` pairs, `count` slices each. A long stretch
+/// costs `O(k)` steps, not `count`: once the chain's state (the run
+/// probabilities, scaled to sum 1) is the same after a step as before it,
+/// it is the chain's quasi-stationary state for this fill, and every
+/// further step moves the same share `δ` of the remaining mass `M` to the
+/// hit (mass is conserved: `M + hit = 1`). The rest of the stretch then
+/// adds `M·(1 − (1 − δ)^c)` in one step, `c` the steps left, which is
+/// what stepping gives to within rounding. A state that does not settle
+/// within [`SETTLE_STEPS`] is stepped to the end of the stretch.
+fn run_probability_stretches(k: u32, stretches: impl IntoIterator<Item = (f64, u64)>) -> f64 {
+    let k = k.min(MAX_K) as usize;
+    if k == 0 {
+        return 1.0;
+    }
+    let mut run = [0.0f64; MAX_K as usize];
+    run[0] = 1.0;
+    let mut hit = 0.0f64;
+    for (r, count) in stretches {
+        let r = if r > 0.0 { r.min(1.0) } else { 0.0 };
+        let mut left = count;
+        let mut shape = [0.0f64; MAX_K as usize];
+        let mut steps = 0u64;
+        while left > 0 {
+            let mass: f64 = run[..k].iter().sum();
+            if mass <= 0.0 {
+                return hit.min(1.0);
+            }
+            let leak = run[k - 1] * r;
+            hit += leak;
+            let mut reset = 0.0;
+            for a in (0..k).rev() {
+                reset += run[a] * (1.0 - r);
+                run[a] = if a == 0 { 0.0 } else { run[a - 1] * r };
+            }
+            run[0] = reset;
+            left -= 1;
+            steps += 1;
+            let after: f64 = run[..k].iter().sum();
+            if after <= 0.0 {
+                return hit.min(1.0);
+            }
+            let mut settled = steps > 1;
+            for (s, &p) in shape[..k].iter_mut().zip(&run[..k]) {
+                let now = p / after;
+                settled &= (now - *s).abs() <= 1e-15 * now.max(1e-300);
+                *s = now;
+            }
+            if settled && left > 0 && steps < SETTLE_STEPS {
+                let delta = leak / mass;
+                // `1 − (1 − δ)^c` as `−expm1(c·log1p(−δ))`: `δ` may be far
+                // below the rounding of 1.
+                let lost = -libm::expm1(left as f64 * libm::log1p(-delta));
+                hit += after * lost;
+                for p in &mut run[..k] {
+                    *p *= 1.0 - lost;
+                }
+                left = 0;
+            }
+        }
+    }
+    hit.min(1.0)
+}
+
+/// Steps of one stretch of equal fills after which
+/// [`run_probability_stretches`] stops looking for its settled state.
+const SETTLE_STEPS: u64 = 1 << 16;
+
 /// The expected false-positive rate after `n` insertions from empty into
 /// a filter of `k` newest slices, `l` older ones, generations of `g` and
 /// `m`-bit slices: [`run_probability`] over the fills [`fill`] of
-/// [`slice_items`].
+/// [`slice_items`]. A `k` above [`MAX_K`] counts as [`MAX_K`] (no filter
+/// has one). Slices of equal fills (the settled middle of the ring, the
+/// empty ones past the stream) are taken as stretches, so the cost is
+/// `O(k²)` steps whatever `l` and `n`.
 ///
 /// ```
 /// use streambloom::analysis::apbf::predicted_fpr;
@@ -149,8 +225,38 @@ pub fn fill(items: u64, m: usize) -> f64 {
 /// assert!(predicted_fpr(k, l, g, m, 5000) < settled);
 /// ```
 pub fn predicted_fpr(k: u32, l: u32, g: u64, m: usize, n: u64) -> f64 {
-    let slices = k as usize + l as usize;
-    run_probability(k, slices, |i| fill(slice_items(k, g, n, i), m))
+    let k = k.min(MAX_K);
+    let slices = u64::from(k) + u64::from(l);
+    // Where `slice_items` is constant: from `shifts` to `k` (every
+    // generation so far, `n`), from `k` to `shifts` (`k·g`), and from
+    // `shifts + k` on (0); elsewhere it changes slice by slice, in at
+    // most `2k` slices.
+    let shifts = if n == 0 || g == 0 { 0 } else { (n - 1) / g };
+    let bounds = [
+        shifts,
+        u64::from(k),
+        shifts.saturating_add(1),
+        shifts.saturating_add(u64::from(k)),
+    ];
+    let mut i = 0u64;
+    let stretches = core::iter::from_fn(move || {
+        if i >= slices {
+            return None;
+        }
+        let items = slice_items_at(k, g, n, i);
+        let mut end = i + 1;
+        if let Some(&next) = bounds.iter().filter(|&&b| b > i).min() {
+            if slice_items_at(k, g, n, next.min(slices) - 1) == items {
+                end = next.min(slices);
+            }
+        } else {
+            end = slices;
+        }
+        let count = end - i;
+        i = end;
+        Some((fill(items, m), count))
+    });
+    run_probability_stretches(k, stretches)
 }
 
 /// The steady-state rate just before a shift (the current generation
@@ -163,9 +269,8 @@ pub fn predicted_fpr(k: u32, l: u32, g: u64, m: usize, n: u64) -> f64 {
 /// assert!(steady_fpr(10, 7, 1000, m) >= predicted_fpr(10, 7, 1000, m, 17_500));
 /// ```
 pub fn steady_fpr(k: u32, l: u32, g: u64, m: usize) -> f64 {
-    let slices = k as usize + l as usize;
-    let n = (slices as u64).saturating_mul(g);
-    predicted_fpr(k, l, g, m, n)
+    let slices = u64::from(k.min(MAX_K)) + u64::from(l);
+    predicted_fpr(k, l, g, m, slices.saturating_mul(g))
 }
 
 /// The paper's rate for `k` and `l` at its slice size `m = k·g / ln 2`,
@@ -184,9 +289,11 @@ pub fn steady_fpr(k: u32, l: u32, g: u64, m: usize) -> f64 {
 /// assert!(paper < exact && exact < 1.3 * paper);
 /// ```
 pub fn paper_fpr(k: u32, l: u32) -> f64 {
-    let slices = k as usize + l as usize;
+    let k = k.min(MAX_K);
     let kf = f64::from(k.max(1));
-    run_probability(k, slices, |i| ((i + 1) as f64 / (2.0 * kf)).min(0.5))
+    // The `k` newest slices one by one, then `l` at one half.
+    let young = (0..k).map(|i| ((f64::from(i) + 1.0) / (2.0 * kf), 1));
+    run_probability_stretches(k, young.chain([(0.5, u64::from(l))]))
 }
 
 /// The steady-state rate at the paper's slice size for every `l` in
@@ -240,6 +347,72 @@ mod tests {
                 assert!((chain - exact).abs() < 1e-12, "k {k} slices {slices}");
             }
         }
+    }
+
+    /// Stretches of equal fills give what stepping slice by slice gives,
+    /// for every `k` up to [`MAX_K`], fills from tiny to one, and
+    /// stretches short and long enough to settle (and to hit with
+    /// probability near 1).
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of chain steps")]
+    fn stretches_equal_stepping() {
+        for k in [1u32, 2, 3, 7, 16, 64] {
+            for r in [0.0, 1e-3, 0.05, 0.3, 0.5, 0.7, 0.95, 1.0] {
+                for count in [1u64, 5, 200, 20_000] {
+                    let young = [(0.2, 1), (0.6, 2)];
+                    let stepped = run_probability(k, 3 + count as usize, |i| match i {
+                        0 => 0.2,
+                        1 | 2 => 0.6,
+                        _ => r,
+                    });
+                    let stretched =
+                        run_probability_stretches(k, young.into_iter().chain([(r, count)]));
+                    // Stepping rounds once a step: `count` roundings of the sum.
+                    let tolerance = (1e-12 + count as f64 * f64::EPSILON) * stepped.max(1e-300);
+                    assert!(
+                        (stretched - stepped).abs() <= tolerance,
+                        "k {k} r {r} count {count}: {stretched} against {stepped}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The ring's stretches (`predicted_fpr`) against the chain over every
+    /// slice, at every phase of the stream: filling, settled, and past a
+    /// ring longer than the stream.
+    #[test]
+    fn predicted_fpr_is_the_chain_over_every_slice() {
+        for (k, l, g) in [(1u32, 1u32, 1u64), (3, 5, 7), (10, 7, 100), (4, 40, 3)] {
+            let m = 1 + (f64::from(k) * g as f64 / core::f64::consts::LN_2) as usize;
+            for n in [0, 1, g - 1, g, g + 1, 5 * g + 2, 60 * g, 1000 * g] {
+                let slices = (k + l) as usize;
+                let chain = run_probability(k, slices, |i| fill(slice_items(k, g, n, i), m));
+                let got = predicted_fpr(k, l, g, m, n);
+                assert!(
+                    (got - chain).abs() <= 1e-12 * chain.max(1e-300),
+                    "k {k} l {l} g {g} n {n}: {got} against {chain}"
+                );
+            }
+        }
+    }
+
+    /// Rings of billions of slices and `k` past [`MAX_K`] return at once
+    /// (stepping them took minutes), with rates in `[0, 1]` that grow with
+    /// the ring.
+    #[test]
+    fn huge_rings_are_stretches() {
+        let m = 1 << 20;
+        let short = steady_fpr(4, 1000, 10, m);
+        let long = steady_fpr(4, u32::MAX, 10, m);
+        assert!(short > 0.0 && short <= long && long <= 1.0);
+        assert_eq!(steady_fpr(u32::MAX, 3, 10, m), steady_fpr(MAX_K, 3, 10, m));
+        for n in [0, 1, 1 << 40, u64::MAX] {
+            let p = predicted_fpr(4, u32::MAX, 10, m, n);
+            assert!((0.0..=1.0).contains(&p), "n {n}: {p}");
+        }
+        let paper = paper_fpr(4, u32::MAX);
+        assert!(paper > paper_fpr(4, 1000) && paper <= 1.0);
     }
 
     /// The rates for every `l` in one pass equal one chain per `l`.

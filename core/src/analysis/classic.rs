@@ -100,10 +100,17 @@ pub fn layout_fpr(layout: Layout, blocks: usize, k: u32, n: f64) -> f64 {
 /// which is what is computed for `k_h <= 16` (the terms are below `2^16`,
 /// so the alternating sum loses at most `10^-11` absolutely); larger halves
 /// take the double Poisson mixture numerically. `k = 1` has no second half
-/// and gives [`blocked_fpr`]. The model neglects the chance `1/blocks` that
-/// an item's halves share a block (they then merge: see [`Layout`]), so it
-/// is for filters of many blocks; the statistical tests hold it to the
-/// filter at 2048 blocks.
+/// and gives [`blocked_fpr`]. With probability `1/blocks` a query's halves
+/// share a block and merge ([`Layout`]): it then needs the union of its
+/// halves' bits, `k1 + k2 − J` of them for a hypergeometric overlap `J`,
+/// in one block, so the rate is
+/// `(1 − 1/blocks)·H(k1)·H(k2) + (1/blocks)·Σ_J P(J)·H(min(k1 + k2 − J, 16))`
+/// (a union of more than 16 bits taken at its first 16, an upper bound:
+/// the closed form's limit below)
+/// (without that term the stable filter's two-block plans of a few blocks
+/// delivered more than their targets: see
+/// [`stable::layout_fpr`](super::stable::layout_fpr)). The statistical tests hold
+/// the model to the filter at 2048 blocks.
 ///
 /// ```
 /// use streambloom::analysis::classic::{blocked_fpr, two_block_fpr};
@@ -132,7 +139,13 @@ pub fn two_block_fpr(blocks: usize, k: u32, n: f64) -> f64 {
         1.0 - f64::from(k1) / B as f64,
         1.0 - f64::from(k2) / B as f64,
     );
-    (half_fpr(lambda, a, b, k1) * half_fpr(lambda, a, b, k2)).clamp(0.0, 1.0)
+    // A merged probe of more than 16 bits is bounded by its first 16 (a
+    // subset of its bits, all set at least as often): the closed form's
+    // limit, where the mixture would cost a double sum per plan step.
+    super::stable::merged_halves(blocks as f64, B, (k1, k2), |u| {
+        half_fpr(lambda, a, b, u.min(16))
+    })
+    .clamp(0.0, 1.0)
 }
 
 /// `H(k_h) = E[(1 - a^i1 b^i2)^k_h]` over independent `i1, i2 ~ Pois(λ)`

@@ -280,11 +280,9 @@ pub fn layout_fpr(
         levels,
         halves: layout.halves(k),
     };
-    let (k1, k2) = shape.halves;
-    let mut fpr = shape.all_set(k1);
-    if k2 > 0 {
-        fpr *= shape.all_set(k2);
-    }
+    let fpr = super::stable::merged_halves(shape.m / shape.b, block_cells, shape.halves, |kq| {
+        shape.all_set(kq)
+    });
     let paper = libm::pow(1.0 - shape.zero(k as f64 / m as f64), f64::from(k));
     Ok(fpr.clamp(paper.min(1.0), 1.0))
 }

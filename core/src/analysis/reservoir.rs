@@ -193,7 +193,9 @@ pub fn fpr_distinct(s: u64, k: u32, m: u64) -> f64 {
 /// of each item, with the forced insertions once `s/i ≤ p*` (an item
 /// reported new, probability `1 − q^k`, is always inserted; a false
 /// positive still goes through the `s/i` draw) and optional resets during
-/// the first `s` items.
+/// the first `s` items. One step per item: [`ones_after`](Model::ones_after),
+/// [`fpr_after`](Model::fpr_after) and [`mean_fpr`](Model::mean_fpr) take
+/// time linear in the stream position they are asked for.
 ///
 /// Per bit, with the item's bits taken as independent: a zero bit is set
 /// by an item landing on it (probability `1/s`), which is then reported

@@ -552,7 +552,10 @@ fn log_untouched(placed: Placed, k: u32, s1: u32, s2: u32) -> f64 {
 /// timers is missed by an item with probability `(1 - t/m)^k`, which
 /// eq. 21 approximates by `u^t = (1 - 1/m)^{kt}`; blocked, by the layout's
 /// exact placement.
-/// Clamped to `[0, 1]` against the alternating sum's rounding.
+/// Clamped to `[0, 1]` against the alternating sum's rounding. An item has
+/// at most 64 timers ([`TimingParams::k`](crate::timing::TimingParams::k)),
+/// so `s1` and `s2` above 64 count as 64 (the sum has `(s1 + 1)·(s2 + 1)`
+/// terms).
 ///
 /// ```
 /// use streambloom::analysis::timing::{touched, Placed};
@@ -566,8 +569,12 @@ fn log_untouched(placed: Placed, k: u32, s1: u32, s2: u32) -> f64 {
 /// assert!(touched(blk, 4, 4, 0, 32768.0) > f + 0.05);
 /// ```
 pub fn touched(placed: Placed, k: u32, s1: u32, s2: u32, d: f64) -> f64 {
+    let (s1, s2) = (s1.min(MAX_TIMERS), s2.min(MAX_TIMERS));
     touched_by(s1, s2, |t1, t2| untouched_by(placed, k, t1, t2, d))
 }
+
+/// The most timers an item has, in a block or in all (`k <= 64`).
+const MAX_TIMERS: u32 = 64;
 
 /// The chance that none of `d` other items touches `t1 + t2` given
 /// timers: the term of [`touched`]'s alternating sum for a subset of

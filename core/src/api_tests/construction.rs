@@ -338,10 +338,23 @@ fn restore_rejects_what_it_cannot_adopt() {
                 assert!(text.contains(part), "{text:?} lacks {part:?}");
             }
         }
+        // Cells at most Max = 7 (`bits_per_cell` 3) are adopted; the dirty
+        // blocks' nibbles above 7 are refused.
+        let mut valid = dirty(32);
+        for byte in valid.iter_mut().flat_map(|b| b.0.iter_mut()) {
+            *byte &= 0x77;
+        }
         assert!(
-            StableBloom::<W4>::restore(stable(eviction), dirty(32), seeded_hasher(1), cells - 1)
+            StableBloom::<W4>::restore(stable(eviction), valid, seeded_hasher(1), cells - 1)
                 .is_ok()
         );
+        assert!(matches!(
+            StableBloom::<W4>::restore(stable(eviction), dirty(32), seeded_hasher(1), cells - 1),
+            Err(Error::Parameter {
+                name: "storage",
+                ..
+            })
+        ));
     }
     // Parameters are validated as by `new`.
     assert!(matches!(

@@ -10,7 +10,7 @@
 //! | offset | bytes | field |
 //! |---|---|---|
 //! | 0 | 4 | magic, `SBLM` |
-//! | 4 | 2 | format version ([`VERSION`]) |
+//! | 4 | 2 | format version ([`Kind::version`]: [`VERSION`], 2 for APBF) |
 //! | 6 | 1 | filter kind ([`Kind`]) |
 //! | 7 | 1 | cell width in bits (1 to 32) |
 //! | 8 | 4 | hash algorithm ([`PortableHash::ID`]) |
@@ -72,7 +72,8 @@ use streambloom_kernels::Block;
 /// The first four bytes of every encoded filter.
 pub const MAGIC: [u8; 4] = *b"SBLM";
 
-/// The format version this build writes and reads.
+/// The format version this build writes and reads for every kind but
+/// [`Kind::Apbf`] ([`Kind::version`]).
 pub const VERSION: u16 = 1;
 
 /// Bytes before the filter's fields.
@@ -126,6 +127,24 @@ impl Kind {
             Kind::Spectral => 5,
             Kind::Timing => 6,
             Kind::Apbf => 7,
+        }
+    }
+
+    /// The format version of this kind's encodings, which this build
+    /// writes and the only one it reads: [`VERSION`], except 2 for
+    /// [`Kind::Apbf`], whose bit positions changed on 2026-11-28 (a
+    /// version-1 APBF would load and answer for other keys, so it is
+    /// refused with [`Malformed::Version`]).
+    ///
+    /// ```
+    /// use streambloom::format::{Kind, VERSION};
+    /// assert_eq!(Kind::Classic.version(), VERSION);
+    /// assert_eq!(Kind::Apbf.version(), 2);
+    /// ```
+    pub const fn version(self) -> u16 {
+        match self {
+            Kind::Apbf => 2,
+            _ => VERSION,
         }
     }
 
@@ -217,7 +236,10 @@ impl fmt::Display for Malformed {
             }
             Malformed::Magic => write!(f, "not a streambloom filter (wrong magic)"),
             Malformed::Version { found } => {
-                write!(f, "format version {found}; this build reads {VERSION}")
+                write!(
+                    f,
+                    "format version {found}, not the one this build reads for this kind"
+                )
             }
             Malformed::Kind { expected, found } => match Kind::from_tag(*found) {
                 Some(k) => write!(f, "a {k:?} filter, not a {expected:?} filter"),

@@ -27,6 +27,34 @@ fn round_trip_and_length() {
     assert_eq!(f.to_bytes(), b);
 }
 
+/// Each kind is written at its own version ([`Kind::version`]), and an
+/// APBF of version 1 (its bit positions before 2026-11-28) is refused, not
+/// read as one of today's.
+#[test]
+fn versions_are_per_kind() {
+    use crate::apbf::{Apbf, ApbfParams};
+    assert_eq!(u16::from_le_bytes([encoded()[4], encoded()[5]]), VERSION);
+    let mut a = Apbf::with_hasher(ApbfParams::new(4, 3, 100), PortableHasher::new(3)).unwrap();
+    a.insert("a");
+    let mut b = a.to_bytes();
+    assert_eq!(u16::from_le_bytes([b[4], b[5]]), 2);
+    assert!(Apbf::<_, PortableHasher>::from_bytes(&b).is_ok());
+    b[4] = 1;
+    assert_eq!(
+        Apbf::<_, PortableHasher>::from_bytes(&b).unwrap_err(),
+        Error::Malformed(Malformed::Version { found: 1 })
+    );
+    // A classic filter asked for as an APBF is another kind, whatever
+    // the versions.
+    assert_eq!(
+        Apbf::<_, PortableHasher>::from_bytes(&encoded()).unwrap_err(),
+        Error::Malformed(Malformed::Kind {
+            expected: Kind::Apbf,
+            found: Kind::Classic.tag()
+        })
+    );
+}
+
 #[test]
 fn every_header_field_is_checked() {
     let b = encoded();

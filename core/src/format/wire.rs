@@ -1,7 +1,7 @@
 //! Writing and reading the format's bytes: the header, little-endian
 //! fields, padding and blocks ([`super`] describes the layout).
 
-use super::{HEADER, Kind, MAGIC, Malformed, VERSION, block_bytes};
+use super::{HEADER, Kind, MAGIC, Malformed, block_bytes};
 use crate::hash::PortableHash;
 use crate::{Error, Result};
 use streambloom_kernels::Block;
@@ -245,7 +245,7 @@ fn emit<T: sealed::Persisted + ?Sized>(f: &T, out: &mut dyn Sink) {
     f.put_fields(&mut fields);
     let blocks = f.blocks();
     out.put(&MAGIC);
-    out.u16(VERSION);
+    out.u16(T::KIND.version());
     out.u8(T::KIND.tag());
     out.u8(T::WIDTH);
     out.u32(<T::Hasher as PortableHash>::ID);
@@ -366,7 +366,10 @@ fn header<H: PortableHash>(bytes: &[u8], kind: Kind, width: u8) -> Result<Header
         return malformed(Malformed::Magic);
     }
     let version = u16::from_le_bytes([head[4], head[5]]);
-    if version != VERSION {
+    // The version the bytes' own kind is written at, so that another
+    // kind's encoding is refused as that (below), not as a version.
+    let expected = Kind::from_tag(head[6]).map_or(kind.version(), Kind::version);
+    if version != expected {
         return malformed(Malformed::Version { found: version });
     }
     if head[6] != kind.tag() {

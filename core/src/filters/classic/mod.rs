@@ -129,6 +129,10 @@ impl ClassicParams {
     /// // Blocking costs memory against the unblocked optimum, 9.59 bits/item.
     /// assert!(p.cells as f64 / 1e6 > 9.59);
     /// assert!(ClassicParams::plan(0, 0.01).is_err());
+    /// // Below what one bit an item reaches in any size: more bits.
+    /// let tiny = ClassicParams::plan(100_000, 1e-15)?;
+    /// assert!(tiny.k > 1 && tiny.predicted_fpr(100_000) <= 1e-15);
+    /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn plan(n: u64, target_fpr: f64) -> Result<ClassicParams> {
         Self::plan_with_layout(n, target_fpr, Layout::OneBlock)
@@ -158,12 +162,14 @@ impl ClassicParams {
         let mut best: Option<ClassicParams> = None;
         for k in 1..=32 {
             let fpr = |blocks: usize| layout_fpr(layout, blocks, k, n as f64);
-            let blocks = crate::search::first_from(1, max_blocks, 1, |b| fpr(b) <= target_fpr)
-                .ok_or(Error::param(
-                    "target_fpr",
-                    target_fpr,
-                    "reachable with at most usize::MAX bits",
-                ))?;
+            // A `k` that cannot reach the target in any size is skipped, not
+            // an error: a larger one may (1e-15 needs more than one bit an
+            // item, whatever the memory).
+            let Some(blocks) =
+                crate::search::first_from(1, max_blocks, 1, |b| fpr(b) <= target_fpr)
+            else {
+                continue;
+            };
             let cells = blocks * B;
             if best.is_none_or(|b| cells < b.cells) {
                 best = Some(ClassicParams { cells, k, layout });
@@ -187,7 +193,8 @@ impl ClassicParams {
     /// Computed numerically over the loads within 12 standard deviations of
     /// the mean (1 when all of those saturate a block). For two blocks it is
     /// the product of the two halves' rates, each half's block loaded by
-    /// both kinds of halves: see
+    /// both kinds of halves, and the merged probe's rate for the keys
+    /// whose halves share a block: see
     /// [`two_block_fpr`](crate::analysis::classic::two_block_fpr) for its
     /// derivation.
     ///

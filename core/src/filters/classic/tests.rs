@@ -246,6 +246,28 @@ fn planner_is_minimal() {
     }
 }
 
+/// Targets below what small `k` reach in any size plan with a larger `k`
+/// (the planner returned the first `k`'s error: an audit found
+/// `plan(100_000, 1e-15)` refused though 4 MiB at `k = 32` reach it).
+#[test]
+#[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
+fn planner_reaches_tiny_targets() {
+    for layout in Layout::ALL {
+        for n in [1u64, 1_000, 100_000, 10_000_000] {
+            for target in [1e-9, 1e-13, 1e-15, 1e-17, 1e-20] {
+                let p = ClassicParams::plan_with_layout(n, target, layout)
+                    .unwrap_or_else(|e| panic!("{layout:?} n {n} target {target}: {e}"));
+                assert!(
+                    p.predicted_fpr(n) <= target,
+                    "{layout:?} n {n} target {target}"
+                );
+                let smaller = ClassicParams::new(p.cells - B, p.k).with_layout(layout);
+                assert!(p.cells == B || smaller.predicted_fpr(n) > target);
+            }
+        }
+    }
+}
+
 #[test]
 fn formulas_at_the_limits() {
     let p = ClassicParams::new(1 << 20, 7);

@@ -306,7 +306,7 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// assert_eq!(e, Error::Length { name: "storage", expected: 4, found: 3 });
     /// ```
     pub fn with_storage(params: StableParams, storage: S, hasher: H) -> Result<Self> {
-        let mut f = Self::restore(params, storage, hasher, 0)?;
+        let mut f = Self::adopt(params, storage, hasher, 0)?;
         f.clear();
         Ok(f)
     }
@@ -316,8 +316,21 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// of the filter saved; 0 for [`Eviction::Random`], which has none): a
     /// filter's [`blocks`](Self::blocks) saved and loaded again, with the
     /// same parameters and hasher, answers as the saved one did. (The
-    /// eviction PRNG restarts from the hasher's seed.) An error if `cursor`
-    /// is not a cell.
+    /// eviction PRNG restarts from the hasher's seed.) Errors: `cursor`
+    /// not a cell, and a cell above `Max` (`2^bits_per_cell − 1`), which no
+    /// filter of `params` holds: such a cell would keep its item for longer
+    /// than any filter of these parameters can ([`Error::Parameter`] naming
+    /// `storage`, with the first such value).
+    ///
+    /// ```
+    /// use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
+    /// use streambloom::{hash, Block, W4};
+    /// let params = StableParams { cells: 128, bits_per_cell: 3, k: 3, p: 4, eviction: Eviction::Sweep, layout: Layout::OneBlock };
+    /// let full = vec![Block([0x77; 64])]; // every cell 7, Max
+    /// assert!(StableBloom::<W4, _, _>::restore(params, full, hash::seeded_hasher(5), 0).is_ok());
+    /// let above = vec![Block([0x78; 64])]; // cells of 8
+    /// assert!(StableBloom::<W4, _, _>::restore(params, above, hash::seeded_hasher(5), 0).is_err());
+    /// ```
     ///
     /// ```
     /// use streambloom::stable::{Eviction, Layout, StableBloom, StableParams};
@@ -332,6 +345,14 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
     /// assert_eq!(f, g);
     /// ```
     pub fn restore(params: StableParams, storage: S, hasher: H, cursor: usize) -> Result<Self> {
+        let f = Self::adopt(params, storage, hasher, cursor)?;
+        f.check_cells()?;
+        Ok(f)
+    }
+
+    /// [`restore`](Self::restore) without reading the cells (for
+    /// [`with_storage`](Self::with_storage), which clears them).
+    fn adopt(params: StableParams, storage: S, hasher: H, cursor: usize) -> Result<Self> {
         let blocks = params.blocks::<W>()?;
         if cursor >= blocks * W::CELLS {
             return Err(Error::param("cursor", cursor, "less than the cell count"));
@@ -346,6 +367,42 @@ impl<W: Width, S: Storage, H: BuildHasher> StableBloom<W, S, H> {
             #[cfg(test)]
             placement: PLACEMENT,
         })
+    }
+
+    /// An error naming the first cell above `Max`, if one is: a cell is
+    /// at most `Max = 2^b − 1` exactly when its bits above the low `b` are
+    /// clear, so each block is ANDed with the mask of those bits.
+    fn check_cells(&self) -> Result<()> {
+        let above = !self.max & W::MAX;
+        if above == 0 {
+            return Ok(());
+        }
+        let mut high = Block::ZERO;
+        for i in 0..W::CELLS {
+            streambloom_kernels::set_cell::<W>(&mut high, i, above);
+        }
+        let bad = self.cells.blocks().iter().find(|block| {
+            let hit = block
+                .0
+                .iter()
+                .zip(&high.0)
+                .fold(0, |acc, (x, m)| acc | (x & m));
+            hit != 0
+        });
+        match bad {
+            None => Ok(()),
+            Some(block) => {
+                let value = (0..W::CELLS)
+                    .map(|i| streambloom_kernels::cell::<W>(block, i))
+                    .max()
+                    .unwrap_or(0);
+                Err(Error::param(
+                    "storage",
+                    value,
+                    "cells at most Max = 2^bits_per_cell - 1",
+                ))
+            }
+        }
     }
 
     /// The placement of items' cells: [`PLACEMENT`], or another in tests.

@@ -37,14 +37,22 @@ impl Default for Evidence {
 }
 
 impl Evidence {
-    /// `r_x`, the item's distinct timers.
+    /// `r_x`, the item's distinct timers (saturating at `u32::MAX` for
+    /// evidence no filter reads: a filter has at most 64 timers an item).
+    ///
+    /// ```
+    /// use streambloom::timing::Evidence;
+    /// let e = Evidence { distinct: [2, 1], ..Evidence::default() };
+    /// assert_eq!(e.distinct(), 3);
+    /// ```
     pub fn distinct(&self) -> u32 {
-        self.distinct[0] + self.distinct[1]
+        self.distinct[0].saturating_add(self.distinct[1])
     }
 
-    /// `c_x`, the timers holding the oldest age (0 when expired).
+    /// `c_x`, the timers holding the oldest age (0 when expired; saturating
+    /// as [`distinct`](Self::distinct)).
     pub fn oldest_count(&self) -> u32 {
-        self.oldest[0] + self.oldest[1]
+        self.oldest[0].saturating_add(self.oldest[1])
     }
 }
 

@@ -666,18 +666,22 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
     /// this clock), for prior `prior`: what
     /// [`posterior_hash`](Self::posterior_hash) computes after reading
     /// them, for a caller that read them once for several priors or
-    /// penalties. An error for a prior outside `[0, 1]`.
+    /// penalties. Errors: a prior outside `[0, 1]`, and evidence this
+    /// filter's timers cannot give ([`check_evidence`](Self::check_evidence)).
     ///
     /// ```
-    /// # use streambloom::timing::{TimingBloom, TimingParams};
+    /// # use streambloom::timing::{Evidence, TimingBloom, TimingParams};
     /// # use streambloom::W8;
     /// let mut f = TimingBloom::<W8>::new(TimingParams::new(4096, 3, 100, 1, 0, 8), 1)?;
     /// f.insert_hash(4);
     /// let e = f.evidence_hash(4);
     /// assert_eq!(f.posterior_of(&e, 0.1)?, f.posterior_hash(4, 0.1)?);
+    /// // Four oldest timers of an item that has three: refused.
+    /// assert!(f.posterior_of(&Evidence { oldest: [4, 0], ..e }, 0.1).is_err());
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn posterior_of(&self, evidence: &Evidence, prior: f64) -> Result<f64> {
+        self.check_evidence(evidence)?;
         let (touched_oldest, touched_all) = match evidence.age {
             Age::Expired => (1.0, 1.0),
             Age::Oldest(0) => (
@@ -696,6 +700,47 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
             touched_oldest,
             touched_all,
         )
+    }
+
+    /// Whether `evidence` is what this filter's timers can say of an item
+    /// ([`evidence`](Self::evidence) gives only such): at most `k` distinct
+    /// timers, and when some are in a second block at most the halves of
+    /// `k` ([`Layout::halves`](crate::hash::Layout::halves)) in each, with
+    /// the second only in [`TimingLayout::TwoBlocks`]; in each block at
+    /// most as many oldest timers as distinct ones. An
+    /// [`Error::Parameter`] naming `evidence` otherwise: the public fields
+    /// make any value constructible, and the posterior reads the oldest
+    /// counts as an index.
+    ///
+    /// ```
+    /// # use streambloom::timing::{Evidence, TimingBloom, TimingParams};
+    /// # use streambloom::W8;
+    /// let f = TimingBloom::<W8>::new(TimingParams::new(4096, 3, 100, 1, 0, 8), 1)?;
+    /// assert!(f.check_evidence(&f.evidence("a")).is_ok());
+    /// let bad = Evidence { distinct: [u32::MAX, 0], ..Evidence::default() };
+    /// assert!(f.check_evidence(&bad).is_err());
+    /// # Ok::<(), streambloom::Error>(())
+    /// ```
+    pub fn check_evidence(&self, evidence: &Evidence) -> Result<()> {
+        let k = self.params.k;
+        let [d1, d2] = evidence.distinct;
+        let [o1, o2] = evidence.oldest;
+        let blocks_fit = if d2 == 0 {
+            d1 <= k
+        } else {
+            let (k1, k2) = hash::Layout::TwoBlocks.halves(k);
+            self.params.layout == TimingLayout::TwoBlocks && d1 <= k1 && d2 <= k2
+        };
+        if blocks_fit && o1 <= d1 && o2 <= d2 {
+            Ok(())
+        } else {
+            Err(Error::param(
+                "evidence",
+                u64::from(evidence.distinct()),
+                "at most k distinct timers (the halves of k in two blocks, the second only in \
+                 TwoBlocks), and at most as many oldest as distinct in each block",
+            ))
+        }
     }
 
     /// [`decide`](Self::decide) for a key already hashed to `h`.

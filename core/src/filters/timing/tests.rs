@@ -784,3 +784,82 @@ fn impossible_restored_timers_read_expired() {
         }
     }
 }
+
+/// Every evidence a filter reads passes its check, in every layout and at
+/// every `k` (both halves of two blocks included); evidence no filter of
+/// these parameters reads is refused instead of indexing out of the cache
+/// (found by an audit of the public API: `oldest: [u32::MAX, 0]` panicked).
+#[test]
+fn evidence_is_checked() {
+    for n in 0..3 {
+        for k in [1, 2, 5, 8] {
+            let params = TimingParams {
+                layout: layout(n),
+                ..TimingParams::new(64 * 64, k, 200, 4, 1, 8)
+            };
+            let mut f = TimingBloom::<W8>::new(params, 3).unwrap();
+            for key in 0u64..300 {
+                f.insert_hash(key.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                let e = f.evidence_hash(key.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                assert_eq!(f.check_evidence(&e), Ok(()), "{:?} k {k}: {e:?}", layout(n));
+                assert!(e.distinct() <= k && e.oldest_count() <= e.distinct());
+                assert!(f.posterior_of(&e, 0.5).is_ok());
+            }
+            let good = Evidence {
+                age: Age::Oldest(1),
+                distinct: [k, 0],
+                oldest: [1, 0],
+            };
+            assert_eq!(f.check_evidence(&good), Ok(()));
+            for bad in [
+                Evidence {
+                    distinct: [k + 1, 0],
+                    ..good
+                },
+                Evidence {
+                    oldest: [k + 1, 0],
+                    ..good
+                },
+                Evidence {
+                    distinct: [u32::MAX, 0],
+                    ..good
+                },
+                Evidence {
+                    oldest: [u32::MAX, 0],
+                    ..good
+                },
+                Evidence {
+                    distinct: [1, u32::MAX],
+                    oldest: [1, u32::MAX],
+                    ..good
+                },
+                Evidence {
+                    distinct: [0, 1],
+                    oldest: [0, 2],
+                    ..good
+                },
+            ] {
+                assert!(f.check_evidence(&bad).is_err(), "{bad:?}");
+                assert!(matches!(
+                    f.posterior_of(&bad, 0.5),
+                    Err(Error::Parameter {
+                        name: "evidence",
+                        ..
+                    })
+                ));
+            }
+            // A second block only in the two-block layout.
+            let second = Evidence {
+                distinct: [0, 1],
+                oldest: [0, 1],
+                ..good
+            };
+            assert_eq!(
+                f.check_evidence(&second).is_ok(),
+                layout(n) == TimingLayout::TwoBlocks && k > 1,
+                "{:?} k {k}",
+                layout(n)
+            );
+        }
+    }
+}

@@ -84,12 +84,18 @@ impl<W: Counter> Compact<W> {
     /// let rm = SpectralParams::new(3000, 4).with_policy(RecurringMinimum::new().with_marker(512));
     /// assert!(Compact::<W8>::new(&rm)?.array().len() > 3000);
     /// assert!(Compact::<W8>::new(&SpectralParams::<MinimumSelection>::new(0, 4)).is_err());
+    /// let huge = SpectralParams::new(64, 4).with_policy(RecurringMinimum::new().with_marker(usize::MAX));
+    /// assert!(Compact::<W8>::new(&huge).is_err());
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn new<P: Policy>(params: &SpectralParams<P>) -> Result<Self> {
         let mut geo = plan_geometry::<P, W>(&params.policy, params.counters, params.k)?;
         geo.layout = params.layout;
-        let all = (geo.primary + geo.secondary) * W::CELLS + geo.marker * W1::CELLS;
+        // Checked: a marker of `usize::MAX` bits is a valid plan for the
+        // blocked stores (their allocation fails) but overflows this sum.
+        let all = (geo.primary.saturating_add(geo.secondary))
+            .saturating_mul(W::CELLS)
+            .saturating_add(geo.marker.saturating_mul(W1::CELLS));
         if all > MAX_COUNTERS {
             return Err(Error::param(
                 "counters",
