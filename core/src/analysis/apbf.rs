@@ -66,29 +66,12 @@ pub(crate) fn run_probabilities(
     fill: &mut impl FnMut(usize) -> f64,
     mut after: impl FnMut(usize, f64),
 ) -> f64 {
-    let k = k.min(MAX_K) as usize;
-    if k == 0 {
-        return 1.0;
-    }
-    // run[a]: the probability of a current run of exactly `a < k` set
-    // slices and no run of `k` so far.
-    let mut run = [0.0f64; MAX_K as usize];
-    run[0] = 1.0;
-    let mut hit = 0.0;
-    for i in 0..slices {
-        let r = fill(i);
-        // NaN fails this test too.
-        let r = if r > 0.0 { r.min(1.0) } else { 0.0 };
-        hit += run[k - 1] * r;
-        let mut reset = 0.0;
-        for a in (0..k).rev() {
-            reset += run[a] * (1.0 - r);
-            run[a] = if a == 0 { 0.0 } else { run[a - 1] * r };
-        }
-        run[0] = reset;
-        after(i, hit);
-    }
-    hit.min(1.0)
+    let mut i = 0;
+    let each = (0..slices).map(|j| (fill(j), 1));
+    run_probability_stretches(k, each, |p| {
+        after(i, p);
+        i += 1;
+    })
 }
 
 /// Items slice `i` (logical, `0` the newest) has received after `n`
@@ -148,42 +131,45 @@ pub fn fill(items: u64, m: usize) -> f64 {
 /// hit (mass is conserved: `M + hit = 1`). The rest of the stretch then
 /// adds `M·(1 − (1 − δ)^c)` in one step, `c` the steps left, which is
 /// what stepping gives to within rounding. A state that does not settle
-/// within [`SETTLE_STEPS`] is stepped to the end of the stretch.
-fn run_probability_stretches(k: u32, stretches: impl IntoIterator<Item = (f64, u64)>) -> f64 {
+/// within [`SETTLE_STEPS`] is stepped to the end of the stretch (a
+/// stretch of one slice is one step, as [`run_probabilities`] takes
+/// them). `after(p)` is called after each stretch with the probability
+/// `p` of a run so far.
+fn run_probability_stretches(
+    k: u32,
+    stretches: impl IntoIterator<Item = (f64, u64)>,
+    mut after: impl FnMut(f64),
+) -> f64 {
     let k = k.min(MAX_K) as usize;
     if k == 0 {
         return 1.0;
     }
+    // run[a]: the probability of a current run of exactly `a < k` set
+    // slices and no run of `k` so far.
     let mut run = [0.0f64; MAX_K as usize];
     run[0] = 1.0;
     let mut hit = 0.0f64;
     for (r, count) in stretches {
-        let r = if r > 0.0 { r.min(1.0) } else { 0.0 };
         let mut left = count;
         let mut shape = [0.0f64; MAX_K as usize];
         let mut steps = 0u64;
         while left > 0 {
             let mass: f64 = run[..k].iter().sum();
             if mass <= 0.0 {
-                return hit.min(1.0);
+                // Every run has been hit: nothing changes any more.
+                break;
             }
-            let leak = run[k - 1] * r;
+            let leak = step(&mut run[..k], r);
             hit += leak;
-            let mut reset = 0.0;
-            for a in (0..k).rev() {
-                reset += run[a] * (1.0 - r);
-                run[a] = if a == 0 { 0.0 } else { run[a - 1] * r };
-            }
-            run[0] = reset;
             left -= 1;
             steps += 1;
-            let after: f64 = run[..k].iter().sum();
-            if after <= 0.0 {
-                return hit.min(1.0);
+            let kept: f64 = run[..k].iter().sum();
+            if kept <= 0.0 {
+                break;
             }
             let mut settled = steps > 1;
             for (s, &p) in shape[..k].iter_mut().zip(&run[..k]) {
-                let now = p / after;
+                let now = p / kept;
                 settled &= (now - *s).abs() <= 1e-15 * now.max(1e-300);
                 *s = now;
             }
@@ -192,15 +178,34 @@ fn run_probability_stretches(k: u32, stretches: impl IntoIterator<Item = (f64, u
                 // `1 − (1 − δ)^c` as `−expm1(c·log1p(−δ))`: `δ` may be far
                 // below the rounding of 1.
                 let lost = -libm::expm1(left as f64 * libm::log1p(-delta));
-                hit += after * lost;
+                hit += kept * lost;
                 for p in &mut run[..k] {
                     *p *= 1.0 - lost;
                 }
                 left = 0;
             }
         }
+        after(hit.min(1.0));
     }
     hit.min(1.0)
+}
+
+/// One trial of the run chain: `run[a]` (the probability of a current run
+/// of exactly `a < k` set slices, `k = run.len()`, and no run of `k` so
+/// far) after a slice of fill `r` (clamped to `[0, 1]`, NaN as 0); returns
+/// the probability that moved to the hit, a run reaching `k`.
+fn step(run: &mut [f64], r: f64) -> f64 {
+    // NaN fails this test too.
+    let r = if r > 0.0 { r.min(1.0) } else { 0.0 };
+    let k = run.len();
+    let leak = run[k - 1] * r;
+    let mut reset = 0.0;
+    for a in (0..k).rev() {
+        reset += run[a] * (1.0 - r);
+        run[a] = if a == 0 { 0.0 } else { run[a - 1] * r };
+    }
+    run[0] = reset;
+    leak
 }
 
 /// Steps of one stretch of equal fills after which
@@ -256,7 +261,7 @@ pub fn predicted_fpr(k: u32, l: u32, g: u64, m: usize, n: u64) -> f64 {
         i = end;
         Some((fill(items, m), count))
     });
-    run_probability_stretches(k, stretches)
+    run_probability_stretches(k, stretches, |_| {})
 }
 
 /// The steady-state rate just before a shift (the current generation
@@ -293,7 +298,7 @@ pub fn paper_fpr(k: u32, l: u32) -> f64 {
     let kf = f64::from(k.max(1));
     // The `k` newest slices one by one, then `l` at one half.
     let young = (0..k).map(|i| ((f64::from(i) + 1.0) / (2.0 * kf), 1));
-    run_probability_stretches(k, young.chain([(0.5, u64::from(l))]))
+    run_probability_stretches(k, young.chain([(0.5, u64::from(l))]), |_| {})
 }
 
 /// The steady-state rate at the paper's slice size for every `l` in
@@ -366,7 +371,7 @@ mod tests {
                         _ => r,
                     });
                     let stretched =
-                        run_probability_stretches(k, young.into_iter().chain([(r, count)]));
+                        run_probability_stretches(k, young.into_iter().chain([(r, count)]), |_| {});
                     // Stepping rounds once a step: `count` roundings of the sum.
                     let tolerance = (1e-12 + count as f64 * f64::EPSILON) * stepped.max(1e-300);
                     assert!(
