@@ -22,6 +22,16 @@
 //! distribution ([`stationary`]); the tests check both against a power
 //! iteration of the transition matrix.
 //!
+//! The chain decrements a cell with probability `p` each item, whatever
+//! it did before: it models [`Eviction::Random`] (and
+//! [`Eviction::Interleaved`], the same law for each cell), whose measured
+//! zero fraction the tests hold to `V_0`. It does not model
+//! [`Eviction::Sweep`], which decrements each cell exactly once every
+//! `m/P` items: its zero fraction is not `V_0` (above it at light load,
+//! below at heavy), and the delivered rate can fall below `(1 − V_0)^K`. The sweep's zero fraction is
+//! [`steady_zero_fraction`]'s, its rate [`layout_fpr`]'s. Nor does it
+//! model IBF-H's eviction by value.
+//!
 //! # The paper's printed forms
 //!
 //! Checked against the stationary distribution (the implementers' digest
@@ -61,8 +71,25 @@ pub enum Chain {
 fn down(chain: Chain, p: f64, k: f64, q_at_least: f64) -> f64 {
     match chain {
         Chain::Paper => p * (1.0 - k),
-        Chain::Exact => p * (1.0 - k * q_at_least),
+        // Not below 0 where `Q_1` rounds above 1 (`check` allows 1e-9).
+        Chain::Exact => (p * (1.0 - k * q_at_least)).max(0.0),
     }
+}
+
+/// The cut between `i − 1` and `i`, `Q_i = q_at_least`: of the mass at or
+/// below `i`, the fractions `(d_i/(d_i + k·Q_i), k·Q_i/(d_i + k·Q_i))`
+/// below `i` and at `i` (from `d_i·V_i = k·Q_i·Σ_{j<i} V_j`). Both in
+/// `[0, 1]`, so products of them neither overflow nor lose the sum. No
+/// set reaches `i` when `Q_i = 0`: `(1, 0)`, also where `d_i = 0` (the
+/// cell starts at zero and never gets there).
+fn cut(chain: Chain, p: f64, k: f64, q_at_least: f64) -> (f64, f64) {
+    let up = k * q_at_least;
+    if up <= 0.0 {
+        return (1.0, 0.0);
+    }
+    let d = down(chain, p, k, q_at_least);
+    let total = d + up;
+    (d / total, up / total)
 }
 
 /// Checks `p`, `k` in `(0, 1]` and `q` a distribution over `1..=q.len()`.
@@ -91,6 +118,19 @@ fn check(p: f64, k: f64, q: &[f64]) -> Result<()> {
 /// `0..=Max`, `Max = q.len()`, where `q[v − 1]` is the probability that an
 /// item's level is `v`; `p = P/m`, `k = K/m`.
 ///
+/// Computed from the top level down, as products of the cuts' fractions
+/// (each in `[0, 1]`): every entry is finite and not negative, they sum to
+/// 1 up to rounding (about `Max` ulps), and `out[0]` is [`zero_fraction`]
+/// exactly, at any `Max` (cells of 16 bits and more included, where a
+/// recursion up from an unnormalized `V_0 = 1` overflows).
+///
+/// Where the chain never moves down (`d_i = 0`: `k = 1` in the paper's
+/// chain, or `k = 1` and `Q_i = 1` in the exact one) the stationary
+/// distribution is not unique; the answer is then the one a cell that
+/// starts at zero (as the filter's do) reaches: all its mass at the lowest
+/// level it cannot leave, and 0 above the highest level in use. It is the
+/// limit of the answers as `d_i → 0`.
+///
 /// Errors: `p` or `k` outside `(0, 1]`, `q` not a distribution, or `out`
 /// not of length `q.len() + 1`.
 ///
@@ -101,6 +141,9 @@ fn check(p: f64, k: f64, q: &[f64]) -> Result<()> {
 /// stationary(Chain::Paper, 0.01, 0.005, &[0.0, 0.0, 1.0], &mut v)?;
 /// assert!((v.iter().sum::<f64>() - 1.0).abs() < 1e-12);
 /// assert!(v[3] > v[2] && v[2] > v[1]);
+/// // k = 1 in the paper's chain: no step down, every item sets Max.
+/// stationary(Chain::Paper, 1.0, 1.0, &[0.0, 0.0, 1.0], &mut v)?;
+/// assert_eq!(v, [0.0, 0.0, 0.0, 1.0]);
 /// # Ok::<(), streambloom::Error>(())
 /// ```
 pub fn stationary(chain: Chain, p: f64, k: f64, q: &[f64], out: &mut [f64]) -> Result<()> {
@@ -112,26 +155,29 @@ pub fn stationary(chain: Chain, p: f64, k: f64, q: &[f64], out: &mut [f64]) -> R
             "of length Max + 1 = q.len() + 1",
         ));
     }
-    // Unnormalized from V_0 = 1, by the cut equations, with `Q_i` the
-    // tail of `q` from level `i`.
-    let mut tail: f64 = q.iter().sum();
-    let (mut below, mut total) = (1.0, 1.0);
-    out[0] = 1.0;
-    for i in 1..out.len() {
-        let v = k * tail * below / down(chain, p, k, tail);
-        out[i] = v;
-        below += v;
-        total += v;
-        tail -= q[i - 1];
+    // Normalized from the top: `at_or_below` is `Σ_{j≤i} V_j` (1 at
+    // `i = Max`), split at each cut into `V_i` and the mass below `i`;
+    // `tail` is `Q_i`, summed from the top.
+    let (mut at_or_below, mut tail) = (1.0, 0.0);
+    for i in (1..out.len()).rev() {
+        tail += q[i - 1];
+        let (below, at) = cut(chain, p, k, tail);
+        out[i] = at_or_below * at;
+        at_or_below *= below;
     }
-    for x in out.iter_mut() {
-        *x /= total;
-    }
+    out[0] = at_or_below;
     Ok(())
 }
 
 /// The stationary zero fraction `V_0 = Π_{i=1..Max} d_i/(d_i + k·Q_i)`
-/// (see the module docs), `q` as for [`stationary`].
+/// (see the module docs), `q` as for [`stationary`] (whose `out[0]` it
+/// is, computed the same way: a product of factors in `[0, 1]`).
+///
+/// This is the zero fraction of a filter under random (or interleaved)
+/// eviction, where each cell is decremented with probability `p` an item
+/// independently of when it was set. Under [`Eviction::Sweep`] a cell is
+/// decremented once every `m/P` items, on a schedule: the zero fraction
+/// differs (it is [`steady_zero_fraction`]'s for `Sweep`).
 ///
 /// ```
 /// use streambloom::analysis::importance::{zero_fraction, Chain};
@@ -148,27 +194,113 @@ pub fn stationary(chain: Chain, p: f64, k: f64, q: &[f64], out: &mut [f64]) -> R
 /// ```
 pub fn zero_fraction(chain: Chain, p: f64, k: f64, q: &[f64]) -> Result<f64> {
     check(p, k, q)?;
-    let mut tail: f64 = q.iter().sum();
-    let mut v0 = 1.0;
-    for &qi in q {
-        let d = down(chain, p, k, tail);
-        v0 *= d / (d + k * tail);
-        tail -= qi;
+    let (mut v0, mut tail) = (1.0, 0.0);
+    for &qi in q.iter().rev() {
+        tail += qi;
+        v0 *= cut(chain, p, k, tail).0;
     }
     Ok(v0)
 }
 
 /// The paper's bound on the false-positive rate of a new item, `(1 −
 /// V_0)^K` (Corollaries III.4 and III.8): it treats the item's `K` cells
-/// as independent, which blocking does not make them (as for the Stable
-/// filter, the delivered rate is above it).
+/// as independent, which blocking does not make them.
+///
+/// **Which eviction.** With `V_0` the chain's ([`zero_fraction`]), this
+/// is a bound for the evictions the chain models, [`Eviction::Random`]
+/// and [`Eviction::Interleaved`] (each cell decremented with probability
+/// `P/m` an item): as for the Stable filter, the delivered rate is above
+/// it. Under [`Eviction::Sweep`] the chain's `V_0` is not the zero
+/// fraction (cells are decremented on a schedule) and the delivered rate can be **below** `(1 − V_0)^K` (m = 4096,
+/// `d = 1`, `K = P = 1`: 0.368 delivered against 0.500); the sweep's rate
+/// is [`layout_fpr`]'s (and
+/// [`ImportanceParams::predicted_fpr`](crate::importance::ImportanceParams::predicted_fpr)'s)
+/// with [`Eviction::Sweep`], its zero fraction [`steady_zero_fraction`]'s.
+///
+/// `v0` is a probability: a value outside `[0, 1]` is clamped to it, so
+/// the result is in `[0, 1]` (NaN stays NaN).
 ///
 /// ```
 /// use streambloom::analysis::importance::false_positive_bound;
 /// assert!((false_positive_bound(0.058486, 5) - 0.7398).abs() < 1e-4);
+/// assert_eq!(false_positive_bound(2.0, 5), 0.0); // v0 clamped to 1
 /// ```
 pub fn false_positive_bound(v0: f64, big_k: u32) -> f64 {
-    libm::pow(1.0 - v0, f64::from(big_k))
+    libm::pow(1.0 - v0.clamp(0.0, 1.0), f64::from(big_k))
+}
+
+/// The steady-state fraction of zero cells of a filter of `m` cells, `k`
+/// set an item at a level drawn from `levels` (as for [`layout_fpr`]) and
+/// `p` decremented an item by `eviction`, on a stream of distinct keys:
+/// `Z_1` of [`layout_fpr`]'s model, the probability that one cell, which
+/// items touch at rate `K/m`, is zero. Blocks play no part in it.
+///
+/// For [`Eviction::Random`] and [`Eviction::Interleaved`] it is the exact
+/// chain's [`zero_fraction`] (`V_0`); for [`Eviction::Sweep`] it is the
+/// sweep's, which the chain does not model, since a cell is decremented
+/// exactly once every `m/P` items: more zeros than `V_0` at light load
+/// (m = 4096, `d = 1`, `K = P = 1`: 0.632, the chain's `V_0` 0.500),
+/// fewer at heavy load.
+///
+/// Errors: `k` or `p` outside `1..=m`, or `levels` not as for
+/// [`layout_fpr`].
+///
+/// ```
+/// use streambloom::analysis::importance::{steady_zero_fraction, zero_fraction, Chain};
+/// use streambloom::stable::Eviction;
+/// let (m, k, p) = (4096, 1, 1);
+/// let random = steady_zero_fraction(Eviction::Random, m, k, p, &[(1, 1.0)])?;
+/// let v0 = zero_fraction(Chain::Exact, 1.0 / 4096.0, 1.0 / 4096.0, &[1.0])?;
+/// assert!((random - v0).abs() < 1e-12);
+/// let sweep = steady_zero_fraction(Eviction::Sweep, m, k, p, &[(1, 1.0)])?;
+/// assert!((sweep - 0.632).abs() < 1e-3);
+/// # Ok::<(), streambloom::Error>(())
+/// ```
+pub fn steady_zero_fraction(
+    eviction: Eviction,
+    m: usize,
+    k: u32,
+    p: usize,
+    levels: &[(u32, f64)],
+) -> Result<f64> {
+    if k == 0 || k as usize > m {
+        return Err(Error::param("k", k, "in 1..=m"));
+    }
+    if p == 0 || p > m {
+        return Err(Error::param("p", p, "in 1..=m"));
+    }
+    check_levels(levels)?;
+    let shape = Shape {
+        eviction,
+        m: m as f64,
+        b: m as f64,
+        p: p as f64,
+        levels,
+        halves: (k, 0),
+    };
+    Ok(shape.zero(f64::from(k) / m as f64).clamp(0.0, 1.0))
+}
+
+/// `levels` as [`layout_fpr`] takes them: `(level, probability)` pairs,
+/// levels strictly ascending from 1, probabilities finite, not negative,
+/// summing to 1.
+fn check_levels(levels: &[(u32, f64)]) -> Result<()> {
+    if levels.is_empty()
+        || levels[0].0 == 0
+        || levels.windows(2).any(|w| w[0].0 >= w[1].0)
+        || levels.iter().any(|&(_, x)| !(x >= 0.0 && x.is_finite()))
+    {
+        return Err(Error::param(
+            "levels",
+            levels.len(),
+            "(level, probability) pairs, levels ascending from 1, none negative",
+        ));
+    }
+    let total: f64 = levels.iter().map(|&(_, x)| x).sum();
+    if (total - 1.0).abs() > 1e-9 {
+        return Err(Error::param("levels", total, "probabilities summing to 1"));
+    }
+    Ok(())
 }
 
 /// The steady-state false-positive rate of a **blocked** Importance-aware
@@ -257,21 +389,7 @@ pub fn layout_fpr(
     if p == 0 || p > m {
         return Err(Error::param("p", p, "in 1..=m"));
     }
-    if levels.is_empty()
-        || levels[0].0 == 0
-        || levels.windows(2).any(|w| w[0].0 >= w[1].0)
-        || levels.iter().any(|&(_, x)| !(x >= 0.0 && x.is_finite()))
-    {
-        return Err(Error::param(
-            "levels",
-            levels.len(),
-            "(level, probability) pairs, levels ascending from 1, none negative",
-        ));
-    }
-    let total: f64 = levels.iter().map(|&(_, x)| x).sum();
-    if (total - 1.0).abs() > 1e-9 {
-        return Err(Error::param("levels", total, "probabilities summing to 1"));
-    }
+    check_levels(levels)?;
     let shape = Shape {
         eviction,
         m: m as f64,
@@ -354,23 +472,39 @@ impl Shape<'_> {
 /// `Max`, half `h = ⌊Max/2⌋`, so `V_0 = r₁^h·r₂^{Max−h}`, `r₁ = p'/(p' + k)`,
 /// `r₂ = p'/(p' + k/2)`, `p' = p(1 − k)`.
 ///
+/// The domain is [`zero_fraction`]'s, `p` and `k` in `(0, 1]`, with
+/// `h ≤ Max`. Outside it the result is still a probability: `p` and `k`
+/// are clamped to `[0, 1]`, `k = 0` (no sets) gives 1, the empty cell's,
+/// and `h > Max` is taken as `h = Max` (NaN stays NaN).
+///
 /// ```
 /// use streambloom::analysis::importance::two_class_zero_fraction;
 /// // Table II: m = 16384, K = 5, P = 10, Max = 7, h = 3.
 /// let v0 = two_class_zero_fraction(10.0 / 16384.0, 5.0 / 16384.0, 7, 3);
 /// assert!((v0 - 0.121296).abs() < 1e-6);
+/// assert_eq!(two_class_zero_fraction(0.0, 0.0, 7, 3), 1.0); // nothing happens
+/// assert_eq!(two_class_zero_fraction(0.0, 0.5, 7, 3), 0.0); // nothing decrements
 /// ```
 pub fn two_class_zero_fraction(p: f64, k: f64, max: u32, h: u32) -> f64 {
+    let (p, k) = (p.clamp(0.0, 1.0), k.clamp(0.0, 1.0));
+    if k == 0.0 {
+        return 1.0;
+    }
+    let h = h.min(max);
     let p1 = p * (1.0 - k);
     let r1 = p1 / (p1 + k);
     let r2 = p1 / (p1 + k / 2.0);
-    libm::pow(r1, f64::from(h)) * libm::pow(r2, f64::from(max.saturating_sub(h)))
+    (libm::pow(r1, f64::from(h)) * libm::pow(r2, f64::from(max - h))).clamp(0.0, 1.0)
 }
 
 /// The paper's printed IBF-2C `V_{M/2} = (k/2)/(p' + k/2)·(1 − A − B)`
 /// (line 173, `A = 1 − B`, `B = r₂^{Max−h}`): **wrong as printed**, it is
 /// always 0 (up to rounding). Kept to show it; the correct value is
 /// `k·B/(p' + k)`, which [`stationary`] gives.
+///
+/// The domain is [`two_class_zero_fraction`]'s, and so is the clamping of
+/// `p`, `k` and `h`; `k = 0` (no sets) gives 0, and the result is clamped
+/// to `[0, 1]` (the rounding of `1 − A − B` can fall below 0).
 ///
 /// ```
 /// use streambloom::analysis::importance::{printed_two_class_half, stationary, Chain};
@@ -380,13 +514,18 @@ pub fn two_class_zero_fraction(p: f64, k: f64, max: u32, h: u32) -> f64 {
 /// stationary(Chain::Paper, p, k, &q, &mut v)?;
 /// assert!(printed_two_class_half(p, k, 7, 3).abs() < 1e-12);
 /// assert!(v[3] > 0.01);
+/// assert_eq!(printed_two_class_half(0.0, 0.0, 7, 3), 0.0);
 /// # Ok::<(), streambloom::Error>(())
 /// ```
 pub fn printed_two_class_half(p: f64, k: f64, max: u32, h: u32) -> f64 {
+    let (p, k) = (p.clamp(0.0, 1.0), k.clamp(0.0, 1.0));
+    if k == 0.0 {
+        return 0.0;
+    }
     let p1 = p * (1.0 - k);
-    let b = libm::pow(p1 / (p1 + k / 2.0), f64::from(max.saturating_sub(h)));
+    let b = libm::pow(p1 / (p1 + k / 2.0), f64::from(max - h.min(max)));
     let a = 1.0 - b;
-    (k / 2.0) / (p1 + k / 2.0) * (1.0 - a - b)
+    ((k / 2.0) / (p1 + k / 2.0) * (1.0 - a - b)).clamp(0.0, 1.0)
 }
 
 #[cfg(test)]
@@ -548,6 +687,137 @@ mod tests {
             let mc: Vec<(u32, f64)> = (1..=7).map(|v| (v, 1.0 / 7.0)).collect();
             assert!(at(&mc) < two_class && two_class < sbf, "{eviction:?}");
         }
+    }
+
+    /// Wide cells (`d` = 12..=16, up to `Max = 65535` levels): every entry
+    /// finite and not negative, summing to 1, `out[0]` the closed form.
+    /// The recursion up from an unnormalized `V_0 = 1` overflowed here
+    /// (W16, `d = 16`, m = 65536, K = 4, P = 64, IBF-MC: 52 580 NaN).
+    #[test]
+    #[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
+    fn stationary_is_a_distribution_at_wide_cells() {
+        let m = 65_536.0;
+        let mut cases: Vec<(f64, f64, Vec<f64>)> = Vec::new();
+        for d in 12..=16u32 {
+            let max = (1usize << d) - 1;
+            let uniform = vec![1.0 / max as f64; max];
+            // Two classes, and levels ∝ the level (mass at the top).
+            let mut two = vec![0.0; max];
+            two[max / 2 - 1] = 0.5;
+            two[max - 1] = 0.5;
+            let total = (max * (max + 1) / 2) as f64;
+            let rising: Vec<f64> = (1..=max).map(|v| v as f64 / total).collect();
+            for (big_k, big_p) in [(4.0, 64.0), (8.0, 1.0), (1.0, 4096.0)] {
+                cases.push((big_p / m, big_k / m, uniform.clone()));
+                cases.push((big_p / m, big_k / m, two.clone()));
+                cases.push((big_p / m, big_k / m, rising.clone()));
+            }
+        }
+        // The audit's input first.
+        cases.insert(0, (64.0 / m, 4.0 / m, vec![1.0 / 65_535.0; 65_535]));
+        for chain in [Chain::Exact, Chain::Paper] {
+            for (p, k, q) in &cases {
+                let mut out = vec![0.0; q.len() + 1];
+                stationary(chain, *p, *k, q, &mut out).unwrap();
+                let bad = out
+                    .iter()
+                    .filter(|x| !(x.is_finite() && **x >= 0.0))
+                    .count();
+                let sum: f64 = out.iter().sum();
+                let v0 = zero_fraction(chain, *p, *k, q).unwrap();
+                let ctx = (chain, p * m, k * m, q.len());
+                assert_eq!(bad, 0, "{ctx:?}");
+                assert!((sum - 1.0).abs() < 1e-9, "{ctx:?}: sum {sum}");
+                assert!(
+                    (out[0] - v0).abs() <= 1e-9 * v0 + 1e-300,
+                    "{ctx:?}: {} vs {v0}",
+                    out[0]
+                );
+            }
+        }
+    }
+
+    /// No step down (`d_i = 0`, `k = 1`): the distribution a cell starting
+    /// at zero reaches, finite, and the limit of `k → 1`.
+    #[test]
+    fn stationary_without_a_step_down_is_finite() {
+        let mut v = [0.0; 4];
+        stationary(Chain::Paper, 1.0, 1.0, &[0.0, 0.0, 1.0], &mut v).unwrap();
+        assert_eq!(v, [0.0, 0.0, 0.0, 1.0]);
+        stationary(Chain::Paper, 0.5, 1.0, &[1.0, 0.0, 0.0], &mut v).unwrap();
+        assert_eq!(v, [0.0, 1.0, 0.0, 0.0]);
+        // The exact chain at k = p = 1: down from 1 only (`Q_1 = 1`);
+        // each item leaves the cell at 1 or 2 by its level.
+        stationary(Chain::Exact, 1.0, 1.0, &[0.2, 0.8, 0.0], &mut v).unwrap();
+        for (a, b) in v.iter().zip([0.0, 0.2, 0.8, 0.0]) {
+            assert!((a - b).abs() < 1e-15, "{v:?}");
+        }
+        assert_eq!(
+            zero_fraction(Chain::Paper, 1.0, 1.0, &[1.0, 0.0, 0.0]).unwrap(),
+            0.0
+        );
+        // The limit: k just below 1.
+        let mut near = [0.0; 4];
+        stationary(Chain::Paper, 1.0, 1.0 - 1e-12, &[0.0, 0.0, 1.0], &mut near).unwrap();
+        for (a, b) in near.iter().zip([0.0, 0.0, 0.0, 1.0]) {
+            assert!((a - b).abs() < 1e-9, "{near:?}");
+        }
+    }
+
+    /// The helpers' results are probabilities, inside their domain and out
+    /// (they returned NaN at `p = k = 0`, and −1 for `v0 = 2`).
+    #[test]
+    fn helpers_return_probabilities() {
+        assert_eq!(two_class_zero_fraction(0.0, 0.0, 7, 3), 1.0);
+        assert_eq!(printed_two_class_half(0.0, 0.0, 7, 3), 0.0);
+        assert_eq!(false_positive_bound(2.0, 5), 0.0);
+        assert_eq!(false_positive_bound(-1.0, 3), 1.0);
+        let grid = [-1.0, 0.0, 1e-300, 1e-4, 0.5, 1.0, 2.0, f64::INFINITY];
+        for &p in &grid {
+            for &k in &grid {
+                for (max, h) in [(7, 3), (1, 0), (0, 0), (3, 9), (65_535, 32_767)] {
+                    for x in [
+                        two_class_zero_fraction(p, k, max, h),
+                        printed_two_class_half(p, k, max, h),
+                    ] {
+                        assert!((0.0..=1.0).contains(&x), "{p} {k} {max} {h}: {x}");
+                    }
+                }
+            }
+            for big_k in [0, 1, 5, 64] {
+                let b = false_positive_bound(p, big_k);
+                assert!((0.0..=1.0).contains(&b), "{p} {big_k}: {b}");
+            }
+        }
+    }
+
+    /// `steady_zero_fraction`: the exact chain's `V_0` for random and
+    /// interleaved eviction; for the sweep another; its bad input.
+    #[test]
+    fn steady_zero_fraction_is_the_chain_for_random_eviction() {
+        let (m, p) = (16_384usize, 10usize);
+        for (_, _, q) in settings() {
+            let levels: Vec<(u32, f64)> = (1..=q.len() as u32)
+                .zip(q.iter().copied())
+                .filter(|&(_, x)| x > 0.0)
+                .collect();
+            for k in [1u32, 5] {
+                let v0 = zero_fraction(Chain::Exact, p as f64 / m as f64, k as f64 / m as f64, &q)
+                    .unwrap();
+                for eviction in [Eviction::Random, Eviction::Interleaved] {
+                    let z = steady_zero_fraction(eviction, m, k, p, &levels).unwrap();
+                    assert!((z - v0).abs() < 1e-12, "{q:?} {k}: {z} vs {v0}");
+                }
+                let sweep = steady_zero_fraction(Eviction::Sweep, m, k, p, &levels).unwrap();
+                assert!((sweep - v0).abs() > 1e-3, "{q:?} {k}: {sweep} vs {v0}");
+            }
+        }
+        let one = [(1, 1.0)];
+        assert!(steady_zero_fraction(Eviction::Random, 64, 0, 1, &one).is_err());
+        assert!(steady_zero_fraction(Eviction::Random, 64, 65, 1, &one).is_err());
+        assert!(steady_zero_fraction(Eviction::Random, 64, 1, 0, &one).is_err());
+        assert!(steady_zero_fraction(Eviction::Random, 64, 1, 65, &one).is_err());
+        assert!(steady_zero_fraction(Eviction::Random, 64, 1, 1, &[(0, 1.0)]).is_err());
     }
 
     #[test]

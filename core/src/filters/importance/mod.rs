@@ -55,7 +55,9 @@
 //! [`crate::analysis::importance`] solves the paper's Markov chain (and
 //! the exact one of this order of operations) for the stationary zero
 //! fraction `V_0`; the tests hold the measured zero fraction of IBF-2C and
-//! IBF-MC to it. Its blocked model ([`layout_fpr`](crate::analysis::importance::layout_fpr))
+//! IBF-MC under random eviction to it. The chain models random (and
+//! interleaved) eviction only: under the sweep the zero fraction is not
+//! `V_0`, and the delivered rate can fall below the paper's `(1 − V_0)^K`. Its blocked model ([`layout_fpr`](crate::analysis::importance::layout_fpr))
 //! gives the false-positive rate the filter delivers on distinct keys for
 //! the stream's importances, which [`ImportanceParams::plan`] plans by
 //! (`d`, `K` and `P` for a memory budget, a target rate, the policies and
@@ -334,6 +336,40 @@ impl ImportanceParams {
         }
     }
 
+    /// Everything the constructors check of these parameters but the
+    /// storage: the Stable filter's cells, `d`, `K` and `P` for width `W`
+    /// ([`StableParams::blocks`]), then the insert policy and the map
+    /// ([`check_policy`](Self::check_policy)), in the constructors' order.
+    /// The planner's functions refuse what this refuses, so a plan
+    /// constructs.
+    fn validate<W: Width>(&self) -> Result<()> {
+        self.stable().blocks::<W>()?;
+        self.check_policy()
+    }
+
+    /// The insert policy's and the map's checks, which depend on the cells
+    /// only through `Max`: an [`ImportanceMap`] that cannot map into
+    /// `1..=Max`, a two-class threshold of 0, or M/2-insert in 1-bit cells
+    /// (`⌊Max/2⌋ = 0` would set no cell: the item would be forgotten as it
+    /// is inserted, found by the `filters_api` fuzz target).
+    fn check_policy(&self) -> Result<()> {
+        let max = self.stable().max();
+        self.map.check(max)?;
+        if let Insert::TwoClass { important_from } = self.insert {
+            if important_from == 0 {
+                return Err(Error::param("important_from", 0u32, "at least 1"));
+            }
+            if max < 2 {
+                return Err(Error::param(
+                    "bits_per_cell",
+                    self.bits_per_cell,
+                    "at least 2 for M/2-insert (a level ⌊Max/2⌋ of at least 1)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The level an item of `importance` raises its cells to in cells of
     /// largest value `max`, by the [`Insert`] policy and the map
     /// ([`ImportanceBloom::level`]).
@@ -499,22 +535,10 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
         params: ImportanceParams,
         build: impl FnOnce(StableParams) -> Result<StableBloom<W, S, H>>,
     ) -> Result<Self> {
+        // The one validation the planner shares (`validate`), before the
+        // cells are allocated; then the storage's own checks.
+        params.validate::<W>()?;
         let stable = build(params.stable())?;
-        params.map.check(stable.params().max())?;
-        if let Insert::TwoClass { important_from } = params.insert {
-            if important_from == 0 {
-                return Err(Error::param("important_from", 0u32, "at least 1"));
-            }
-            // ⌊Max/2⌋ = 0 would set no cell: the item would be forgotten as
-            // it is inserted (found by the `filters_api` fuzz target).
-            if stable.params().max() < 2 {
-                return Err(Error::param(
-                    "bits_per_cell",
-                    params.bits_per_cell,
-                    "at least 2 for M/2-insert (a level ⌊Max/2⌋ of at least 1)",
-                ));
-            }
-        }
         let mut f = ImportanceBloom {
             stable,
             params,
@@ -876,8 +900,16 @@ impl<W: Width, S: Storage, H: BuildHasher> ImportanceBloom<W, S, H> {
         self.stable.cells()
     }
 
-    /// The fraction of cells that are zero now (the quantity the Markov
-    /// model's `V_0` predicts at steady state).
+    /// The fraction of cells that are zero now. At steady state on
+    /// distinct keys, under [`Eviction::Random`] and
+    /// [`Eviction::Interleaved`], the Markov chain's `V_0` predicts it
+    /// ([`analysis::importance::zero_fraction`](crate::analysis::importance::zero_fraction),
+    /// the exact chain). The chain does not model [`Eviction::Sweep`],
+    /// which decrements each cell once every `m/P` items, and whose zero
+    /// fraction differs (test `the_chain_models_random_eviction_not_the_sweep`):
+    /// its prediction is
+    /// [`analysis::importance::steady_zero_fraction`](crate::analysis::importance::steady_zero_fraction)'s
+    /// for `Sweep`. Nor does it model [`Eviction::ByValue`].
     ///
     /// ```
     /// # use streambloom::importance::{ImportanceBloom, ImportanceMap, ImportanceParams, Insert, Eviction};

@@ -29,9 +29,12 @@ impl ImportanceParams {
     /// built-in maps reject: give it weight 0), under these parameters'
     /// [`Insert`] policy and map.
     ///
-    /// Errors: no weights, a weight negative or not finite, all weights 0,
-    /// a positive weight on an importance the map rejects (its error), or
-    /// on one whose level is 0 (M/2-insert with `d = 1`, where `⌊Max/2⌋ = 0`).
+    /// Errors: no weights, a weight negative or not finite, all weights 0;
+    /// what the constructors refuse of the policy and the map whatever the
+    /// weights (a two-class `important_from` of 0, M/2-insert with `d = 1`,
+    /// where `⌊Max/2⌋ = 0`, even when every weighted importance is in the
+    /// important class; a map that cannot map into `1..=Max`); or a
+    /// positive weight on an importance the map rejects (its error).
     ///
     /// ```
     /// use streambloom::importance::{Eviction, ImportanceMap, ImportanceParams, Insert};
@@ -44,10 +47,17 @@ impl ImportanceParams {
     /// assert_eq!((q.len(), q[0].0, q[1].0), (2, 3, 7));
     /// assert!((q[0].1 - 0.5).abs() < 1e-12 && (q[1].1 - 0.5).abs() < 1e-12);
     /// assert!(p.level_distribution(&[1.0, 1.0]).is_err()); // importance 0
+    /// // 1-bit cells: refused for M/2-insert, as `ImportanceBloom::new` does.
+    /// let mut top_only = vec![0.0; 51];
+    /// top_only[50] = 1.0;
+    /// assert!(ImportanceParams { bits_per_cell: 1, ..p }.level_distribution(&top_only).is_err());
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn level_distribution(&self, importance_weights: &[f64]) -> Result<Vec<(u32, f64)>> {
         check_weights(importance_weights)?;
+        // The constructors' checks of the policy and the map, so that a
+        // distribution (and a plan) exists only for constructible filters.
+        self.check_policy()?;
         let total: f64 = importance_weights.iter().sum();
         let max = self.stable().max();
         let mut levels = Vec::new();
@@ -85,7 +95,8 @@ impl ImportanceParams {
     /// when eviction runs span blocks). A stream with repeats delivers less
     /// (a repeat sets cells already set).
     ///
-    /// Errors: invalid parameters, [`Eviction::ByValue`] (IBF-H: its
+    /// Errors: parameters [`ImportanceBloom::new`] refuses (the same
+    /// checks), [`Eviction::ByValue`] (IBF-H: its
     /// decrements depend on the cells' values, and no blocked model of it
     /// is known; `given` is the variant's index, 2), or weights as for
     /// [`level_distribution`](Self::level_distribution).
@@ -104,6 +115,7 @@ impl ImportanceParams {
     /// # Ok::<(), streambloom::Error>(())
     /// ```
     pub fn predicted_fpr<W: Width>(&self, importance_weights: &[f64]) -> Result<f64> {
+        self.validate::<W>()?;
         let levels = self.level_distribution(importance_weights)?;
         self.fpr_of::<W>(&levels)
     }
@@ -142,6 +154,7 @@ impl ImportanceParams {
         importance_weights: &[f64],
     ) -> Result<ImportanceParams> {
         check_target(target_fpr)?;
+        ImportanceParams { p: 1, ..self }.validate::<W>()?;
         let levels = self.level_distribution(importance_weights)?;
         self.smallest_p::<W>(target_fpr, &levels)
     }
@@ -190,17 +203,21 @@ impl ImportanceParams {
     /// smallest `P` meeting the target
     /// ([`with_smallest_p`](Self::with_smallest_p)) and keeps the longest
     /// memory; ties go to the smaller `d`, then the smaller `K`. A `d` at
-    /// which the map or the policy cannot place the stated importances
+    /// which the map or the policy cannot place the stated importances, or
+    /// which the constructors refuse for the policy and the map
     /// (a [`Function`](ImportanceMap::Function) above `Max`, more
     /// [`Classes`](ImportanceMap::Classes) than levels, M/2-insert at
-    /// `d = 1`) is skipped, and so are plans whose `P` exceeds
-    /// [`PLAN_MAX_RUN_BLOCKS`] blocks' cells (the eviction run is the
-    /// per-item cost).
+    /// `d = 1` whatever the weights) is skipped, and
+    /// so are plans whose `P` exceeds [`PLAN_MAX_RUN_BLOCKS`] blocks' cells
+    /// (the eviction run is the per-item cost). Every plan returned passes
+    /// [`ImportanceBloom::new`]'s validation (the same checks).
     ///
     /// Errors: fewer than 64 bytes (or more than `isize::MAX`),
     /// `target_fpr` outside `(0, 1)`, [`Eviction::ByValue`] (no model),
-    /// weights as for [`level_distribution`](Self::level_distribution)
-    /// (the last `d`'s error when no `d` takes them), or no `(d, K, P)`
+    /// weights, policy or map as for
+    /// [`level_distribution`](Self::level_distribution) (the last `d`'s
+    /// error when no `d` takes them, as for an `important_from` of 0), or
+    /// no `(d, K, P)`
     /// reaching the target.
     ///
     /// ```
@@ -298,11 +315,9 @@ impl ImportanceParams {
                 insert,
                 map,
             };
-            let levels = match base
-                .map
-                .check(base.stable().max())
-                .and_then(|()| base.level_distribution(importance_weights))
-            {
+            // `level_distribution` refuses what the constructors refuse of
+            // the policy and the map at this `d`.
+            let levels = match base.level_distribution(importance_weights) {
                 Ok(levels) => levels,
                 Err(e) => {
                     refused = Some((e, refused.is_none_or(|(_, all)| all)));
@@ -325,7 +340,9 @@ impl ImportanceParams {
                 else {
                     continue;
                 };
-                if params.p > max_p {
+                // The constructors' own validation, the last word: a plan
+                // returned is a filter `ImportanceBloom::new` builds.
+                if params.p > max_p || params.validate::<W>().is_err() {
                     continue;
                 }
                 let lifetime = decrements * cells as f64 / params.p as f64;

@@ -301,6 +301,13 @@ impl ReservoirParams {
     /// forced phase, for clears drawn from `c` positions
     /// ([`long_run_fpr`](reservoir::long_run_fpr)).
     ///
+    /// With [`Reset::OwnBlock`] (the default) the measured settled rate
+    /// follows it. With [`Reset::Uniform`] an item's sets land in its own
+    /// block while the clears spread over all blocks, so the `k` sectors
+    /// of a block stay positively correlated and fresh items meet a
+    /// higher rate than this, by more the larger `k` is: it is not a
+    /// bound there.
+    ///
     /// ```
     /// use streambloom::reservoir::ReservoirParams;
     /// let f = ReservoirParams::new(1 << 20, 3).long_run_fpr()?;
