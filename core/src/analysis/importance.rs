@@ -263,13 +263,7 @@ pub fn steady_zero_fraction(
     p: usize,
     levels: &[(u32, f64)],
 ) -> Result<f64> {
-    if k == 0 || k as usize > m {
-        return Err(Error::param("k", k, "in 1..=m"));
-    }
-    if p == 0 || p > m {
-        return Err(Error::param("p", p, "in 1..=m"));
-    }
-    check_levels(levels)?;
+    check_shape(m, m, k, "in 1..=m", p, levels)?;
     let shape = Shape {
         eviction,
         m: m as f64,
@@ -279,6 +273,26 @@ pub fn steady_zero_fraction(
         halves: (k, 0),
     };
     Ok(shape.zero(f64::from(k) / m as f64).clamp(0.0, 1.0))
+}
+
+/// The checks [`steady_zero_fraction`] and [`layout_fpr`] share: `k` in
+/// `1..=block_cells` (`k_range` says so in the error), `p` in `1..=m`,
+/// and `levels` as [`check_levels`] takes them.
+fn check_shape(
+    m: usize,
+    block_cells: usize,
+    k: u32,
+    k_range: &'static str,
+    p: usize,
+    levels: &[(u32, f64)],
+) -> Result<()> {
+    if k == 0 || k as usize > block_cells {
+        return Err(Error::param("k", k, k_range));
+    }
+    if p == 0 || p > m {
+        return Err(Error::param("p", p, "in 1..=m"));
+    }
+    check_levels(levels)
 }
 
 /// `levels` as [`layout_fpr`] takes them: `(level, probability)` pairs,
@@ -383,13 +397,7 @@ pub fn layout_fpr(
     if block_cells == 0 || block_cells > m {
         return Err(Error::param("block_cells", block_cells, "in 1..=m"));
     }
-    if k == 0 || k as usize > block_cells {
-        return Err(Error::param("k", k, "in 1..=block_cells"));
-    }
-    if p == 0 || p > m {
-        return Err(Error::param("p", p, "in 1..=m"));
-    }
-    check_levels(levels)?;
+    check_shape(m, block_cells, k, "in 1..=block_cells", p, levels)?;
     let shape = Shape {
         eviction,
         m: m as f64,

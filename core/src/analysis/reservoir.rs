@@ -195,8 +195,9 @@ pub fn fpr_distinct(s: u64, k: u32, m: u64) -> f64 {
 
 /// `ln Γ(z + a) − ln Γ(z)` for `z > 0`: from `lgamma` for small `z`, and
 /// from Stirling's series for large `z`, where the difference of two
-/// `lgamma`s of about `z·ln z` would cancel (at `z = 2^53` it lost every
-/// digit). The series' first omitted term is below `a⁴/z³`: under 10⁻⁹
+/// `lgamma`s of about `z·ln z` would cancel (at `z = 2^53`, `lgamma(z)`
+/// is about `3.2·10^17`, whose spacing of floats is 64, while the
+/// difference for `a = 1` is `ln z`, about 37). The series' first omitted term is below `a⁴/z³`: under 10⁻⁹
 /// relative from `z = 1000` on, for `a ≤ 2`.
 fn ln_gamma_ratio(z: f64, a: f64) -> f64 {
     if z < 1000.0 {
@@ -231,8 +232,9 @@ fn ln_gamma_ratio(z: f64, a: f64) -> f64 {
 /// point: the step is linear in `q` outside the forced phase, so the
 /// closed form is exact there, and in the forced phase a stretch is cut
 /// where `q` would move by more than 10⁻⁵, which bounds the error of the
-/// linearization. Asking for item `m` so takes `O(log m)` stretches (about
-/// 150 000 for `m = 2^64`), not `m` steps, and agrees with the step-by-step
+/// linearization. Asking for item `m` so takes `O(log m)` stretches
+/// (`4096·ln(m/4096)` outside the forced phase, about 148 000 for
+/// `m = 2^64`, plus the forced phase's cuts), not `m` steps, and agrees with the step-by-step
 /// recursion within 10⁻⁶ (tested up to `m = 10^6`).
 ///
 /// `s = 0` or `k = 0` (no bits) gives no ones and a rate of 0, as
@@ -631,6 +633,45 @@ mod tests {
                 0.0
             },
         )
+    }
+
+    /// At sub-filters too large to step (`s` from `2^40` to `2^62`) the
+    /// closed form meets its limit: `q_s → 1 − 1/e`, and the distance to
+    /// `q* = s/(2s − 1)` shrinks by `(s/m)^a`, `a = (2s − 1)/s`, to
+    /// `O(1/s)`; and it agrees with the model's stretches at `2^40`.
+    #[test]
+    fn closed_form_holds_at_huge_sub_filters() {
+        for e in [40u32, 53, 60, 62] {
+            let s = 1u64 << e;
+            let sf = s as f64;
+            let q_star = sf / (2.0 * sf - 1.0);
+            let q_s = -libm::expm1(-1.0);
+            for c in [1u64, 2, 4] {
+                let Some(m) = s.checked_mul(c) else { continue };
+                let a = (2.0 * sf - 1.0) / sf;
+                let q = q_star + (q_s - q_star) * libm::pow(1.0 / c as f64, a);
+                for k in [1u32, 3, 8] {
+                    let want = libm::pow(q, f64::from(k));
+                    let got = fpr_distinct(s, k, m);
+                    assert!(
+                        (got - want).abs() <= 1e-9 * want,
+                        "s 2^{e} k {k} m {c}s: {got} vs {want}"
+                    );
+                }
+            }
+        }
+        let s = 1u64 << 40;
+        let model = Model {
+            s,
+            k: 3,
+            clear_from: s,
+            forced_from: u64::MAX,
+            reset_during_fill: false,
+        };
+        for m in [s + 1, 2 * s, 7 * s, 1 << 62] {
+            let (got, want) = (model.fpr_after(m), fpr_distinct(s, 3, m));
+            assert!((got - want).abs() < 1e-6, "m {m}: {got} vs {want}");
+        }
     }
 
     /// The stretches agree with the step-by-step recursion within 10⁻⁶,

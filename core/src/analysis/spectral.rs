@@ -7,11 +7,19 @@
 use crate::spectral::Counter;
 
 /// `γ = n·k/m`: distinct items times counters per item over counters (§2.1).
+/// No counters (`m = 0`) with some load is an infinite load; no load
+/// (`n·k = 0`) is 0 whatever `m`.
 ///
 /// ```
-/// assert_eq!(streambloom::analysis::spectral::gamma(1000, 5, 5000), 1.0);
+/// use streambloom::analysis::spectral::gamma;
+/// assert_eq!(gamma(1000, 5, 5000), 1.0);
+/// assert_eq!(gamma(0, 0, 0), 0.0);
+/// assert_eq!(gamma(1, 1, 0), f64::INFINITY);
 /// ```
 pub fn gamma(n: u64, k: u32, m: u64) -> f64 {
+    if n == 0 || k == 0 {
+        return 0.0;
+    }
     n as f64 * f64::from(k) / m as f64
 }
 
@@ -22,13 +30,25 @@ pub fn gamma(n: u64, k: u32, m: u64) -> f64 {
 /// item's counters in one block, where the loads of the blocks vary and the
 /// error is larger: [`blocked_error`] is the rate they deliver.
 ///
+/// A load `γ` of 0 or less (or NaN) counts as no load, where nothing is
+/// over-estimated: 0 for `k >= 1`. With `k = 0` an item has no counter to
+/// tell it apart, and the rate is 1. The result is in `[0, 1]`.
+///
 /// ```
 /// use streambloom::analysis::spectral::bloom_error;
 /// let e = bloom_error(5, 0.7);
 /// assert!((e - 0.032).abs() < 0.001); // Table 1, γ = 0.7
+/// assert_eq!(bloom_error(5, -1.0), 0.0);
+/// assert_eq!(bloom_error(5, f64::INFINITY), 1.0);
 /// ```
 pub fn bloom_error(k: u32, gamma: f64) -> f64 {
-    libm::pow(1.0 - libm::exp(-gamma), f64::from(k))
+    if k == 0 {
+        return 1.0;
+    }
+    if gamma.is_nan() || gamma <= 0.0 {
+        return 0.0;
+    }
+    libm::pow(-libm::expm1(-gamma), f64::from(k))
 }
 
 /// Lemma 2's bound on the probability that the relative error
@@ -57,12 +77,19 @@ pub fn zipf_relative_error_bound(i: u64, n: u64, k: u32, z: f64, t: f64) -> f64 
 /// filter of `m_s` counters holds the `n·(1 − P(R_x))` items with a single
 /// minimum, so `γ_s = n(1 − P(R_x))k/m_s` and `E_b^s = (1 − e^{−γ_s})^k`.
 ///
+/// The two probabilities are taken in `[0, 1]` (clamped; NaN counts as
+/// 0). When no item goes to the secondary filter (`P(R_x) = 1`, or
+/// `n·k = 0`) its term is 0 whatever its size; a secondary filter of no
+/// counters (`m_s <= 0` or NaN) that receives items errs on all of them.
+/// The result is in `[0, 1]`.
+///
 /// ```
 /// use streambloom::analysis::spectral::recurring_minimum_error;
 /// // Table 1, γ = 0.7: P(R) = 0.812, P(E|R) = 0.002, n = 1000, k = 5,
 /// // m_s = m/2 with m = nk/γ.
 /// let e = recurring_minimum_error(0.812, 0.002, 1000, 5, 5000.0 / 0.7 / 2.0);
 /// assert!((e - 0.0017).abs() < 0.0002);
+/// assert_eq!(recurring_minimum_error(1.0, 0.0, 1000, 5, 0.0), 0.0);
 /// ```
 pub fn recurring_minimum_error(
     p_recurring: f64,
@@ -71,8 +98,20 @@ pub fn recurring_minimum_error(
     k: u32,
     secondary_counters: f64,
 ) -> f64 {
-    let gamma_s = n as f64 * (1.0 - p_recurring) * f64::from(k) / secondary_counters;
-    p_recurring * p_error_given_recurring + (1.0 - p_recurring) * bloom_error(k, gamma_s)
+    let probability = |p: f64| if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) };
+    let (p_r, p_e) = (
+        probability(p_recurring),
+        probability(p_error_given_recurring),
+    );
+    let load = n as f64 * (1.0 - p_r) * f64::from(k);
+    let secondary = if load == 0.0 {
+        0.0
+    } else if secondary_counters.is_nan() || secondary_counters <= 0.0 {
+        1.0
+    } else {
+        bloom_error(k, load / secondary_counters)
+    };
+    (p_r * p_e + (1.0 - p_r) * secondary).clamp(0.0, 1.0)
 }
 
 /// The most counters a Spectral block holds: 64, for [`W8`](crate::W8).
@@ -426,6 +465,38 @@ pub fn layout_error<W: Counter>(layout: crate::hash::Layout, n: u64, blocks: usi
 mod tests {
     use super::*;
     use crate::{W8, W16, W32};
+
+    /// The paper's formulas on every edge of their domains: finite
+    /// probabilities, and the limits their docs name.
+    #[test]
+    fn formulas_are_probabilities_at_the_edges() {
+        let loads = [0.0, -1.0, f64::NAN, 1e-300, 0.7, 1e300, f64::INFINITY];
+        for k in [0u32, 1, 5, 64] {
+            for &g in &loads {
+                let e = bloom_error(k, g);
+                assert!((0.0..=1.0).contains(&e), "k {k} γ {g}: {e}");
+            }
+            for &p in &[0.0, 0.5, 1.0, -0.5, 2.0, f64::NAN] {
+                for &ms in &[0.0, -3.0, f64::NAN, 1.0, 1e6, f64::INFINITY] {
+                    for n in [0u64, 1, 1000, u64::MAX] {
+                        let e = recurring_minimum_error(p, p, n, k, ms);
+                        assert!((0.0..=1.0).contains(&e), "{p} {n} {k} {ms}: {e}");
+                    }
+                }
+            }
+        }
+        assert_eq!(gamma(0, 0, 0), 0.0);
+        assert_eq!(gamma(7, 0, 0), 0.0);
+        assert_eq!(gamma(7, 3, 0), f64::INFINITY);
+        assert_eq!(bloom_error(3, -2.0), 0.0);
+        assert_eq!(bloom_error(3, f64::INFINITY), 1.0);
+        // A small load: `1 - e^{-γ}` without cancelling.
+        assert!((bloom_error(1, 1e-20) / 1e-20 - 1.0).abs() < 1e-12);
+        // All recurring: the secondary filter's size does not matter.
+        assert_eq!(recurring_minimum_error(1.0, 0.25, 1000, 5, 0.0), 0.25);
+        // An empty secondary filter that receives items errs on all.
+        assert_eq!(recurring_minimum_error(0.0, 0.0, 1000, 5, 0.0), 1.0);
+    }
 
     /// `C(n, r)` in floating point.
     fn choose(n: u32, r: u32) -> f64 {

@@ -408,13 +408,18 @@ pub(crate) fn check_prior(prior: f64) -> Result<()> {
 /// (`true`) iff `cost_fp·(1 - P) <= cost_fn·P`, `P` the posterior that the
 /// item is in the window, `cost_fp` the penalty of a false positive and
 /// `cost_fn` of a false negative. Errors: `posterior` outside `[0, 1]`, a
-/// negative (or NaN) penalty.
+/// negative (or NaN) penalty. A penalty weighed by a probability of 0
+/// counts 0, even an infinite one: `decide(1.0, ∞, 0.0)` and
+/// `decide(0.0, 0.0, ∞)` are both ties, so present.
 ///
 /// ```
 /// use streambloom::analysis::timing::decide;
 /// assert!(decide(0.5, 1.0, 1.0)?);
 /// assert!(!decide(0.2, 9.0, 1.0)?);
 /// assert!(decide(0.2, 1.0, 9.0)?);
+/// assert!(decide(1.0, f64::INFINITY, 0.0)?);
+/// assert!(decide(0.0, 0.0, f64::INFINITY)?);
+/// assert!(!decide(0.0, 1.0, f64::INFINITY)?);
 /// assert!(decide(0.2, -1.0, 9.0).is_err());
 /// # Ok::<(), streambloom::Error>(())
 /// ```
@@ -433,7 +438,10 @@ pub fn decide(posterior: f64, cost_fp: f64, cost_fn: f64) -> Result<bool> {
     if cost_fn.is_nan() || cost_fn < 0.0 {
         return Err(Error::param("cost_fn", cost_fn, "a penalty, at least 0"));
     }
-    Ok(cost_fp * (1.0 - posterior) <= cost_fn * posterior)
+    // A term whose probability is 0 is no penalty, even an infinite one
+    // (`∞ · 0` would be NaN, and every comparison with NaN false).
+    let penalty = |cost: f64, p: f64| if p == 0.0 { 0.0 } else { cost * p };
+    Ok(penalty(cost_fp, 1.0 - posterior) <= penalty(cost_fn, posterior))
 }
 
 /// Theorem 1 (§2.4, eq. 12): the posterior that an item was among the
@@ -472,14 +480,25 @@ pub fn bloom_posterior(prior: f64, n: u64, all_set: bool, fp: f64) -> Result<f64
 
 /// `(1 - (1 - 1/m)^{k d})^r`: the chance that `r` given bits of an
 /// unblocked `m`-bit filter were all set by `d` distinct items of `k`
-/// independent hash positions each (Theorem 1's `P_FP`).
+/// independent hash positions each (Theorem 1's `P_FP`). With no bits
+/// (`m = 0`) none can be clear: 1; with no item (`k = 0`, or `d <= 0` or
+/// NaN) none is set: 0 unless `r = 0` (then 1, the empty set being all
+/// set).
 ///
 /// ```
 /// use streambloom::analysis::timing::bloom_fp;
 /// assert_eq!(bloom_fp(100, 2, 0.0, 1), 0.0);
 /// assert!((bloom_fp(2, 1, 1.0, 1) - 0.5).abs() < 1e-12);
+/// assert_eq!(bloom_fp(0, 3, 5.0, 2), 1.0);
+/// assert_eq!(bloom_fp(1, 0, 5.0, 1), 0.0);
 /// ```
 pub fn bloom_fp(m: usize, k: u32, d: f64, r: u32) -> f64 {
+    if m == 0 || r == 0 {
+        return 1.0;
+    }
+    if k == 0 || d.is_nan() || d <= 0.0 {
+        return 0.0;
+    }
     let untouched = libm::exp(f64::from(k) * d * libm::log1p(-1.0 / m as f64));
     libm::pow(1.0 - untouched, f64::from(r))
 }
@@ -507,8 +526,7 @@ pub enum Placed {
 
 /// `C(n - s, k) / C(n, k)`: the chance that `k` distinct cells drawn from
 /// `n` miss `s` given ones.
-fn misses(n: usize, s: u32, k: u32) -> f64 {
-    let (s, k) = (s as usize, k as usize);
+fn misses(n: usize, s: usize, k: usize) -> f64 {
     if s + k > n {
         return 0.0;
     }
@@ -517,45 +535,52 @@ fn misses(n: usize, s: u32, k: u32) -> f64 {
         .product()
 }
 
-/// `ln P(one other item touches none of s1 + s2 given timers)`, `s1` of
-/// them in one block and `s2` in another (`s2 = 0` when all share a
-/// block, or unblocked).
-fn log_untouched(placed: Placed, k: u32, s1: u32, s2: u32) -> f64 {
-    match placed {
-        Placed::Unblocked { m } => f64::from(k) * libm::log1p(-f64::from(s1 + s2) / m as f64),
-        Placed::Blocked {
-            layout,
-            blocks,
-            block_cells,
-        } => {
-            let (k1, k2) = layout.halves(k);
-            let nb = blocks as f64;
-            // Each half of the other item lands in a uniform block and
-            // draws its cells there; the halves are independent.
-            let half = |kh: u32| {
-                if kh == 0 {
-                    return 0.0;
-                }
-                let hit = (1.0 - misses(block_cells, s1, kh)) + (1.0 - misses(block_cells, s2, kh));
-                libm::log1p(-hit / nb)
-            };
-            half(k1) + half(k2)
-        }
-    }
-}
-
 /// The chance that given timers of an item (`s1` in its first block,
 /// `s2` in its second; `s2 = 0` unblocked or in one block) were **all**
 /// touched by `d` distinct other items of `k` timers each, placed as
-/// `placed`: `F(s, 0, j)` with `d = D(j)`, by inclusion–exclusion over
-/// the subsets left untouched (NOTES-timing §6). Unblocked, a set of `t`
-/// timers is missed by an item with probability `(1 - t/m)^k`, which
-/// eq. 21 approximates by `u^t = (1 - 1/m)^{kt}`; blocked, by the layout's
-/// exact placement.
-/// Clamped to `[0, 1]` against the alternating sum's rounding. An item has
-/// at most 64 timers ([`TimingParams::k`](crate::timing::TimingParams::k)),
-/// so `s1` and `s2` above 64 count as 64 (the sum has `(s1 + 1)·(s2 + 1)`
-/// terms).
+/// `placed`: `F(s, 0, j)` with `d = D(j)` (NOTES-timing §6). Unblocked,
+/// each other item sets `k` independent uniform positions over the `m`
+/// timers, so that a set of `t` timers is missed by an item with
+/// probability `(1 - t/m)^k` (eq. 21 approximates this by
+/// `u^t = (1 - 1/m)^{kt}`); blocked, each half of an item lands in a
+/// uniform block, independently, and sets its timers there, distinct
+/// ([`Layout`]'s exact placement).
+///
+/// The value is the inclusion–exclusion sum over the subsets left
+/// untouched, `Σ_T (-1)^{|T|} P(one item misses T)^d`, but that sum is
+/// not how it is computed: its terms reach `C(64, 32) ≈ 1.8·10^18`, so
+/// past about 40 timers it cancels to noise. It is summed the other way
+/// round, over the units that reach the item's blocks, every term
+/// positive: unblocked the unit is one of the `k·d` positions, which hits
+/// the `s` given timers with probability `s/m`; blocked it is a half of
+/// another item, which lands in one of the item's blocks with probability
+/// `1/blocks` each. With `n` units landing (a binomial law of `n`), the
+/// law of how many of the given timers they cover follows unit by unit
+/// (each unit's new timers are hypergeometric), and the result is
+/// `Σ_n P(n landed) P(n units cover all)`, to about `10^-12` relative
+/// however small. A fractional `d` takes the binomial law with real
+/// counts (generalised binomial coefficients, the same analytic
+/// continuation as the inclusion–exclusion sum): its terms past `d`
+/// alternate, but they are small while a unit lands with probability
+/// well under 1/2; otherwise (a fractional `d` in a filter of four
+/// blocks or fewer, or unblocked with `s >= m/2`) the inclusion–exclusion
+/// sum is used when its rounding bound is the smaller.
+///
+/// Where the alternating sum's own rounding bound (its terms' magnitudes
+/// times `(4 + max|ln term|)·ε`) is below `10^-12` of its value, as for
+/// the few timers of most queries, it is the answer: `(s1 + 1)·(s2 + 1)`
+/// exponentials, where the law costs a pass over its states per landed
+/// unit.
+///
+/// An item has at most 64 timers in all
+/// ([`TimingParams::k`](crate::timing::TimingParams::k)), so `s1` counts
+/// as at most 64 and `s2` as at most `64 - s1`; nor can it have more than exist, so `s1 + s2`
+/// counts as at most `m` unblocked, and each as at most `block_cells`
+/// blocked (and as `s1 + s2` in one block when there are fewer than two
+/// blocks). No given timer (in particular with `m = 0`, `blocks = 0` or
+/// `block_cells = 0`) gives 1, the empty set being all touched; no other
+/// item (`d <= 0` or NaN, or `k = 0`) gives 0 otherwise, and `d = ∞`
+/// gives 1. The result is a probability, in `[0, 1]`.
 ///
 /// ```
 /// use streambloom::analysis::timing::{touched, Placed};
@@ -567,43 +592,461 @@ fn log_untouched(placed: Placed, k: u32, s1: u32, s2: u32) -> f64 {
 /// let blk = Placed::Blocked { layout: Layout::OneBlock, blocks: 1 << 13, block_cells: 16 };
 /// // 0.222 in blocks of 16 cells, against 0.160 unblocked.
 /// assert!(touched(blk, 4, 4, 0, 32768.0) > f + 0.05);
+/// // k = 64 in blocks of 64: every item that lands owns the whole block.
+/// let full = Placed::Blocked { layout: Layout::OneBlock, blocks: 256, block_cells: 64 };
+/// let exact = 1.0 - (255.0f64 / 256.0).powi(50);
+/// assert!((touched(full, 64, 64, 0, 50.0) / exact - 1.0).abs() < 1e-12);
+/// assert_eq!(touched(Placed::Unblocked { m: 0 }, 3, 2, 0, 5.0), 1.0);
 /// ```
 pub fn touched(placed: Placed, k: u32, s1: u32, s2: u32, d: f64) -> f64 {
-    let (s1, s2) = (s1.min(MAX_TIMERS), s2.min(MAX_TIMERS));
-    touched_by(s1, s2, |t1, t2| untouched_by(placed, k, t1, t2, d))
-}
-
-/// The most timers an item has, in a block or in all (`k <= 64`).
-const MAX_TIMERS: u32 = 64;
-
-/// The chance that none of `d` other items touches `t1 + t2` given
-/// timers: the term of [`touched`]'s alternating sum for a subset of
-/// `t1` timers in the first block and `t2` in the second.
-pub(crate) fn untouched_by(placed: Placed, k: u32, t1: u32, t2: u32, d: f64) -> f64 {
-    if t1 + t2 == 0 {
-        1.0
-    } else {
-        libm::exp(d * log_untouched(placed, k, t1, t2))
-    }
-}
-
-/// [`touched`]'s inclusion–exclusion sum over the subsets of `s1` and
-/// `s2` timers, with `term(t1, t2)` = [`untouched_by`] for `t1` and `t2`
-/// of them: a caller filling a table of every `F(c, 0, B)` computes each
-/// term once and reads it here (the sum is the same, term for term).
-pub(crate) fn touched_by(s1: u32, s2: u32, term: impl Fn(u32, u32) -> f64) -> f64 {
-    let mut sum = 0.0;
-    let mut c1 = 1.0;
-    for t1 in 0..=s1 {
-        let mut c2 = 1.0;
-        for t2 in 0..=s2 {
-            let sign = if (t1 + t2) % 2 == 0 { 1.0 } else { -1.0 };
-            sum += sign * c1 * c2 * term(t1, t2);
-            c2 = c2 * f64::from(s2 - t2) / f64::from(t2 + 1);
+    // Few timers (the query of an item inserted in the current block, on
+    // every such query): the alternating sum, when its rounding bound is
+    // far below its value, costs `(s1 + 1)·(s2 + 1)` exponentials where
+    // the law costs a pass over its states for each unit landing.
+    let reach = Reach::new(placed, k, s1, s2);
+    if d.is_finite() && d > 0.0 && k > 0 {
+        let (sum, error) = inclusion_exclusion(&reach, d, reach.s);
+        if sum > 0.0 && error <= 1e-12 * sum {
+            return sum.min(1.0);
         }
-        c1 = c1 * f64::from(s1 - t1) / f64::from(t1 + 1);
     }
-    sum.clamp(0.0, 1.0)
+    Touched::new(placed, k, s1, s2, d).get(s1, s2)
+}
+
+/// The most timers an item has, in all (`k <= 64`).
+const MAX_TIMERS: u32 = 64;
+/// One side of a hypergeometric row: 0 to 64 new timers.
+const SIDE: usize = MAX_TIMERS as usize + 1;
+/// Covered-count states: `(u1, u2)` with `s1 + s2 <= 64` given timers
+/// (at most `33 · 33`, at `s1 = s2 = 32`), or `u <= 64` in one block or
+/// unblocked: 8.5 KiB a table, so that [`touched`] runs on a firmware
+/// stack (no allocator).
+const STATES: usize = (SIDE / 2 + 1) * (SIDE / 2 + 1);
+/// The most units `Touched::new` follows (a bound never reached: 64
+/// timers are all covered, to `10^-18`, within a few thousand units).
+const MAX_UNITS: usize = 1 << 20;
+
+/// Where the given timers are, after the caps of [`touched`], and how
+/// other items reach them.
+#[derive(Clone, Copy, Debug)]
+struct Reach {
+    /// Given timers in the first and the second block (all in the first
+    /// unblocked, or in one block).
+    s: [usize; 2],
+    /// The cells a landed unit draws from: a block's, or unblocked the
+    /// `s[0]` given timers (a landed position is uniform among them).
+    cells: usize,
+    /// The kinds of unit: cells a unit draws (distinct) and units an other
+    /// item has (blocked the two halves, one each; unblocked one kind,
+    /// `k` single positions).
+    kinds: [(usize, f64); 2],
+    /// The chance that a unit lands on the given timers (blocked: in one
+    /// of their blocks, each equally likely).
+    land: f64,
+    /// `m` unblocked, `None` blocked (for the inclusion–exclusion terms).
+    m: Option<usize>,
+    /// Blocks (blocked).
+    blocks: usize,
+}
+
+impl Reach {
+    fn new(placed: Placed, k: u32, s1: u32, s2: u32) -> Reach {
+        let s1 = s1.min(MAX_TIMERS);
+        let (s1, s2) = (s1 as usize, s2.min(MAX_TIMERS - s1) as usize);
+        match placed {
+            Placed::Unblocked { m } => {
+                let s = (s1 + s2).min(m);
+                Reach {
+                    s: [s, 0],
+                    cells: s,
+                    kinds: [(1, f64::from(k)), (0, 0.0)],
+                    land: if m == 0 { 0.0 } else { s as f64 / m as f64 },
+                    m: Some(m),
+                    blocks: 0,
+                }
+            }
+            Placed::Blocked {
+                layout,
+                blocks,
+                block_cells,
+            } => {
+                let s = if blocks == 0 {
+                    [0, 0]
+                } else if blocks < 2 {
+                    [(s1 + s2).min(block_cells), 0]
+                } else {
+                    [s1.min(block_cells), s2.min(block_cells)]
+                };
+                let (k1, k2) = layout.halves(k);
+                let lands = if s[1] > 0 { 2.0 } else { 1.0 };
+                Reach {
+                    s,
+                    cells: block_cells,
+                    kinds: [
+                        ((k1 as usize).min(block_cells), 1.0),
+                        ((k2 as usize).min(block_cells), 1.0),
+                    ],
+                    land: if blocks == 0 {
+                        0.0
+                    } else {
+                        lands / blocks as f64
+                    },
+                    m: None,
+                    blocks,
+                }
+            }
+        }
+    }
+
+    /// `ln P(one other item touches none of t1 + t2 given timers)`.
+    fn ln_missed(&self, t1: usize, t2: usize) -> f64 {
+        match self.m {
+            Some(m) => self.kinds[0].1 * libm::log1p(-((t1 + t2) as f64) / m as f64),
+            None => {
+                let nb = self.blocks as f64;
+                let mut sum = 0.0;
+                for &(draw, _) in &self.kinds {
+                    if draw > 0 {
+                        let hit = (1.0 - misses(self.cells, t1, draw))
+                            + (1.0 - misses(self.cells, t2, draw));
+                        sum += libm::log1p(-hit / nb);
+                    }
+                }
+                sum
+            }
+        }
+    }
+}
+
+/// The new given timers a landed unit covers, `P(x | r)` for `r` given
+/// timers still uncovered, the unit drawing `draw` distinct cells of
+/// `cells` (hypergeometric), into `row`; returns the range of `x` it
+/// filled.
+fn new_hits(cells: usize, r: usize, draw: usize, row: &mut [f64; SIDE]) -> (usize, usize) {
+    let (lo, hi) = (draw.saturating_sub(cells - r), draw.min(r));
+    // Unnormalised from 1 at `lo` by the ratio of neighbours, then
+    // normalised (at most 64 ratios of at most 64·64: no overflow).
+    let mut v = 1.0;
+    row[lo] = 1.0;
+    for x in lo..hi {
+        v *= ((r - x) * (draw - x)) as f64 / ((x + 1) * (cells - r + x + 1 - draw)) as f64;
+        row[x + 1] = v;
+    }
+    let sum: f64 = row[lo..=hi].iter().sum();
+    for q in &mut row[lo..=hi] {
+        *q /= sum;
+    }
+    (lo, hi)
+}
+
+/// The weights `C(c, n) a^n (1 - a)^{c - n}` of `n = 0, 1, …` units landing
+/// out of `c` (real: then the generalised binomial coefficient, negative
+/// for some `n > c`), each landing with probability `a`.
+struct Landed {
+    count: f64,
+    ln_land: f64,
+    ln_stay: f64,
+    odds: f64,
+    integer: bool,
+    n: f64,
+    /// `ln |C(c, n)|`.
+    ln_choose: f64,
+    sign: f64,
+    done: bool,
+}
+
+impl Landed {
+    fn new(count: f64, land: f64) -> Landed {
+        Landed {
+            count,
+            ln_land: libm::log(land),
+            ln_stay: libm::log1p(-land),
+            odds: land / (1.0 - land),
+            integer: count == libm::floor(count),
+            n: 0.0,
+            ln_choose: 0.0,
+            sign: 1.0,
+            done: false,
+        }
+    }
+
+    /// `ln |w_n|`.
+    fn ln_abs(&self) -> f64 {
+        let landed = if self.n == 0.0 {
+            0.0
+        } else {
+            self.n * self.ln_land
+        };
+        let rest = self.count - self.n;
+        let stayed = if rest == 0.0 {
+            0.0
+        } else {
+            rest * self.ln_stay
+        };
+        self.ln_choose + landed + stayed
+    }
+
+    /// A bound on `|w_{i+1} / w_i|` for every `i >= n`.
+    fn ratio(&self) -> f64 {
+        let rest = self.count - self.n;
+        if rest == 0.0 {
+            return 0.0;
+        }
+        let r = libm::fabs(rest) / (self.n + 1.0) * self.odds;
+        if self.integer { r } else { r.max(self.odds) }
+    }
+
+    fn advance(&mut self) {
+        let rest = self.count - self.n;
+        if rest == 0.0 {
+            self.done = true;
+            return;
+        }
+        self.ln_choose += libm::log(libm::fabs(rest)) - libm::log(self.n + 1.0);
+        if rest < 0.0 {
+            self.sign = -self.sign;
+        }
+        self.n += 1.0;
+    }
+}
+
+/// One unit landing on the given timers: `rho` over the covered counts
+/// `(u1, u2)` (row `u1`, `s[1] + 1` a row) advanced, through `scratch`.
+/// The unit draws `draw` cells in one of the given blocks, each equally
+/// likely (unblocked, in the one set of given timers).
+fn land_one(rho: &mut [f64], scratch: &mut [f64], s: [usize; 2], cells: usize, draw: usize) {
+    let row = s[1] + 1;
+    let states = (s[0] + 1) * row;
+    let share = if s[1] > 0 { 0.5 } else { 1.0 };
+    let mut hits = [0.0; SIDE];
+    scratch[..states].fill(0.0);
+    for u1 in 0..=s[0] {
+        let (lo, hi) = new_hits(cells, s[0] - u1, draw, &mut hits);
+        for u2 in 0..=s[1] {
+            let v = rho[u1 * row + u2] * share;
+            for x in lo..=hi {
+                scratch[(u1 + x) * row + u2] += v * hits[x];
+            }
+        }
+    }
+    if s[1] > 0 {
+        for u2 in 0..=s[1] {
+            let (lo, hi) = new_hits(cells, s[1] - u2, draw, &mut hits);
+            for u1 in 0..=s[0] {
+                let v = rho[u1 * row + u2] * share;
+                for x in lo..=hi {
+                    scratch[u1 * row + u2 + x] += v * hits[x];
+                }
+            }
+        }
+    }
+    rho[..states].copy_from_slice(&scratch[..states]);
+}
+
+/// `F(c1, c2, 0, d)` for every `c1 <= s1`, `c2 <= s2` at once: the law of
+/// how many of `s1` and `s2` given timers the other items cover (from
+/// which any `c1` of the `s1` are all covered with probability
+/// `E[C(u1, c1)] / C(s1, c1)`, the covered ones being a uniform subset),
+/// kept to answer [`touched`] and the filter's cache of `F(c, 0, B)`.
+pub(crate) struct Touched {
+    reach: Reach,
+    d: f64,
+    /// The law of the covered counts, `(s[1] + 1)` a row.
+    law: [f64; STATES],
+    /// Whether `law` holds (else the inclusion–exclusion sum answers).
+    series: bool,
+    /// Whether every weight was at least 0 (integer counts).
+    positive: bool,
+    /// The mass of the negative weights, which bounds their rounding.
+    negative: f64,
+}
+
+impl Touched {
+    /// The law for up to `s1` and `s2` given timers ([`touched`]'s caps).
+    pub(crate) fn new(placed: Placed, k: u32, s1: u32, s2: u32, d: f64) -> Touched {
+        let reach = Reach::new(placed, k, s1, s2);
+        let s = reach.s;
+        let states = (s[0] + 1) * (s[1] + 1);
+        let mut t = Touched {
+            reach,
+            d,
+            law: [0.0; STATES],
+            series: true,
+            positive: true,
+            negative: 0.0,
+        };
+        t.law[0] = 1.0;
+        let kinds = reach
+            .kinds
+            .iter()
+            .filter(|&&(draw, per)| draw > 0 && per > 0.0);
+        let no_item = d.is_nan() || d <= 0.0 || kinds.clone().next().is_none();
+        if no_item || states == 1 || reach.land == 0.0 {
+            return t;
+        }
+        if d == f64::INFINITY {
+            t.law[0] = 0.0;
+            t.law[states - 1] = 1.0;
+            return t;
+        }
+        let integer = kinds.clone().all(|&(_, per)| {
+            let c = per * d;
+            c == libm::floor(c)
+        });
+        if !integer && reach.land >= 0.5 {
+            // The binomial series in real counts diverges.
+            t.series = false;
+            t.positive = false;
+            return t;
+        }
+        t.positive = integer;
+        let mut rho = [0.0; STATES];
+        let mut scratch = [0.0; STATES];
+        for &(draw, per) in kinds {
+            rho[..states].copy_from_slice(&t.law[..states]);
+            t.law[..states].fill(0.0);
+            let mut w = Landed::new(per * d, reach.land);
+            // Σ of the weights so far.
+            let mut cum = 0.0;
+            for _ in 0..MAX_UNITS {
+                if w.done {
+                    break;
+                }
+                let unsat: f64 = rho[..states - 1].iter().map(|v| libm::fabs(*v)).sum();
+                let total = unsat + libm::fabs(rho[states - 1]);
+                if unsat <= 1e-18 * total {
+                    // All covered: the rest of the weights, as one.
+                    let rest = if cum <= 0.5 {
+                        1.0 - cum
+                    } else {
+                        let mut rest = 0.0;
+                        for _ in 0..MAX_UNITS {
+                            if w.done {
+                                break;
+                            }
+                            let ln = w.ln_abs();
+                            let wn = w.sign * libm::exp(ln);
+                            rest += wn;
+                            if wn < 0.0 {
+                                t.negative -= wn;
+                            }
+                            let r = w.ratio();
+                            if r < 1.0
+                                && (ln < -745.0
+                                    || libm::fabs(wn) * r / (1.0 - r) <= 1e-18 * libm::fabs(rest))
+                            {
+                                break;
+                            }
+                            w.advance();
+                        }
+                        rest
+                    };
+                    for (l, r) in t.law[..states].iter_mut().zip(&rho[..states]) {
+                        *l += rest * r;
+                    }
+                    break;
+                }
+                let ln = w.ln_abs();
+                let wn = w.sign * libm::exp(ln);
+                for (l, r) in t.law[..states].iter_mut().zip(&rho[..states]) {
+                    *l += wn * r;
+                }
+                cum += wn;
+                if wn < 0.0 {
+                    t.negative -= wn;
+                }
+                let r = w.ratio();
+                if r < 1.0 {
+                    // The weights still to come, bounded geometrically;
+                    // each multiplies a law of total mass about 1.
+                    let ln_tail = ln + libm::log(r / (1.0 - r));
+                    if ln_tail < -745.0
+                        || libm::exp(ln_tail) <= 1e-17 * libm::fabs(t.law[states - 1])
+                    {
+                        break;
+                    }
+                }
+                w.advance();
+                land_one(&mut rho, &mut scratch, s, reach.cells, draw);
+            }
+        }
+        t
+    }
+
+    /// `F(c1, c2, 0, d)`: all of `c1` given timers in the first block and
+    /// `c2` in the second touched (at most the `s1` and `s2` given to
+    /// `new`, capped as [`touched`] caps them).
+    pub(crate) fn get(&self, c1: u32, c2: u32) -> f64 {
+        let placed = match self.reach.m {
+            Some(m) => Placed::Unblocked { m },
+            None => Placed::Blocked {
+                layout: Layout::OneBlock,
+                blocks: self.reach.blocks,
+                block_cells: self.reach.cells,
+            },
+        };
+        let s = self.reach.s;
+        let c = Reach::new(placed, 0, c1, c2).s;
+        let c = [c[0].min(s[0]), c[1].min(s[1])];
+        let series = if self.series {
+            // P(a given c of the s covered | u covered) = C(u, c) / C(s, c).
+            let within = |c: usize, s: usize, u: usize| -> f64 {
+                (0..c)
+                    .map(|i| (u as f64 - i as f64) / (s - i) as f64)
+                    .product::<f64>()
+                    .max(0.0)
+            };
+            let row = s[1] + 1;
+            let mut sum = 0.0;
+            for u1 in c[0]..=s[0] {
+                let g1 = within(c[0], s[0], u1);
+                for u2 in c[1]..=s[1] {
+                    sum += self.law[u1 * row + u2] * g1 * within(c[1], s[1], u2);
+                }
+            }
+            Some(sum)
+        } else {
+            None
+        };
+        let eps = f64::EPSILON;
+        let series_error = series.map(|v| 16.0 * eps * (libm::fabs(v) + 2.0 * self.negative));
+        if let (Some(v), Some(e)) = (series, series_error)
+            && (self.positive || e <= 1e-12 * libm::fabs(v))
+        {
+            return v.clamp(0.0, 1.0);
+        }
+        let (alt, alt_error) = inclusion_exclusion(&self.reach, self.d, c);
+        match (series, series_error) {
+            (Some(v), Some(e)) if e <= alt_error => v.clamp(0.0, 1.0),
+            _ => alt.clamp(0.0, 1.0),
+        }
+    }
+}
+
+/// The inclusion–exclusion sum over the subsets of `c` given timers, and
+/// a bound on its rounding error: the terms' magnitudes summed, times the
+/// summation's `4ε` and each `exp`'s error, `ε` times its argument.
+fn inclusion_exclusion(reach: &Reach, d: f64, c: [usize; 2]) -> (f64, f64) {
+    let (mut sum, mut abs, mut arg) = (0.0, 0.0, 0.0f64);
+    let mut c1 = 1.0;
+    for t1 in 0..=c[0] {
+        let mut c2 = 1.0;
+        for t2 in 0..=c[1] {
+            let term = if t1 + t2 == 0 {
+                1.0
+            } else {
+                let ln = d * reach.ln_missed(t1, t2);
+                arg = arg.max(libm::fabs(ln));
+                libm::exp(ln)
+            };
+            let sign = if (t1 + t2) % 2 == 0 { 1.0 } else { -1.0 };
+            sum += sign * c1 * c2 * term;
+            abs += c1 * c2 * term;
+            c2 = c2 * (c[1] - t2) as f64 / (t2 + 1) as f64;
+        }
+        c1 = c1 * (c[0] - t1) as f64 / (t1 + 1) as f64;
+    }
+    (sum, (4.0 + arg) * f64::EPSILON * abs)
 }
 
 /// The Posterior Error of eq. 28 (§5.1.4) over a run of queries: the
@@ -651,5 +1094,311 @@ impl PosteriorError {
             }
         }
         sum / n as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// `|got - want| <= tol·|want|`, with a floor far below any value
+    /// tested.
+    fn close(got: f64, want: f64, tol: f64) -> bool {
+        (got - want).abs() <= tol * want.abs() + 1e-300
+    }
+
+    /// Independent reference, unblocked, for an integer number `n` of
+    /// positions: the `n` positions one at a time, over the count `u` of
+    /// the `s` given timers hit (a new one with probability `(s - u)/m`).
+    /// Every term is positive, so it holds to about `n·2^-53` relative.
+    fn by_positions(m: usize, s: usize, n: u64) -> f64 {
+        let mut p = vec![0.0f64; s + 1];
+        p[0] = 1.0;
+        for _ in 0..n {
+            for u in (0..=s).rev() {
+                let stay = p[u] * (1.0 - (s - u) as f64 / m as f64);
+                let came = if u > 0 {
+                    p[u - 1] * (s - u + 1) as f64 / m as f64
+                } else {
+                    0.0
+                };
+                p[u] = stay + came;
+            }
+        }
+        p[s]
+    }
+
+    /// `C(n, k)` as a float, by the product (`n <= 64`: exact to a few
+    /// ulps).
+    fn choose(n: usize, k: usize) -> f64 {
+        if k > n {
+            return 0.0;
+        }
+        (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
+    }
+
+    /// Independent reference, blocked, for an integer number `d` of
+    /// items: the items one at a time, over the counts `(u1, u2)` of the
+    /// given timers covered, each half landing in either given block with
+    /// probability `1/blocks` and drawing its cells there (hypergeometric
+    /// by binomial coefficients).
+    fn by_items(layout: Layout, blocks: usize, cells: usize, k: u32, s: [usize; 2], d: u64) -> f64 {
+        let row = s[1] + 1;
+        let mut p = vec![0.0f64; (s[0] + 1) * row];
+        p[0] = 1.0;
+        let (k1, k2) = layout.halves(k);
+        let nb = blocks as f64;
+        // `P(x new | r uncovered)` for a half of `draw` cells.
+        let table = |draw: usize| -> Vec<Vec<f64>> {
+            (0..=s[0].max(s[1]))
+                .map(|r| {
+                    (0..=draw.min(r))
+                        .map(|x| choose(r, x) * choose(cells - r, draw - x) / choose(cells, draw))
+                        .collect()
+                })
+                .collect()
+        };
+        // One half: new law over (u1, u2).
+        let half = |p: &[f64], hyp: &[Vec<f64>]| -> Vec<f64> {
+            let mut q = vec![0.0f64; p.len()];
+            for u1 in 0..=s[0] {
+                for u2 in 0..=s[1] {
+                    let v = p[u1 * row + u2];
+                    let mut elsewhere = 1.0;
+                    for (b, (u, sb)) in [(u1, s[0]), (u2, s[1])].into_iter().enumerate() {
+                        if sb == 0 {
+                            continue;
+                        }
+                        elsewhere -= 1.0 / nb;
+                        let r = sb - u;
+                        for (x, &h) in hyp[r].iter().enumerate() {
+                            let to = if b == 0 {
+                                (u1 + x) * row + u2
+                            } else {
+                                u1 * row + u2 + x
+                            };
+                            q[to] += v * h / nb;
+                        }
+                    }
+                    q[u1 * row + u2] += v * elsewhere;
+                }
+            }
+            q
+        };
+        let tables: Vec<Vec<Vec<f64>>> = [k1, k2]
+            .into_iter()
+            .filter(|&h| h > 0)
+            .map(|h| table(h as usize))
+            .collect();
+        for _ in 0..d {
+            for hyp in &tables {
+                p = half(&p, hyp);
+            }
+        }
+        p[p.len() - 1]
+    }
+
+    /// The old inclusion–exclusion sum, accurate for few timers.
+    fn alternating(placed: Placed, k: u32, s1: usize, s2: usize, d: f64) -> f64 {
+        let reach = Reach::new(placed, k, s1 as u32, s2 as u32);
+        inclusion_exclusion(&reach, d, reach.s).0
+    }
+
+    /// The audit's cases: 64 and 60 timers unblocked, where the
+    /// alternating sum answered 1 for about `10^-63` and `10^-170`, and
+    /// `k = 64` in blocks of 64, where every item that lands in the block
+    /// owns it all: `1 - (255/256)^50`.
+    #[test]
+    fn touched_matches_the_audit_cases() {
+        let un = |m| Placed::Unblocked { m };
+        // The alternating sum to 320 digits (mpmath): 2.6323809410554857e-79
+        // (the audit's 1e-63 was rough) and 1.5222600773010113e-171.
+        for (m, k, d, digits) in [
+            (1 << 20, 64, 1000.0, 2.632_380_941_055_485_7e-79),
+            (1 << 22, 60, 100.0, 1.522_260_077_301_011_3e-171),
+        ] {
+            let got = touched(un(m), k, k, 0, d);
+            let want = by_positions(m, k as usize, d as u64 * u64::from(k));
+            assert!(close(want, digits, 1e-12), "reference {want} vs {digits}");
+            assert!(close(got, digits, 1e-10), "{got} vs {digits}");
+        }
+        for k in 40..=64u32 {
+            let got = touched(un(1 << 22), k, k, 0, 100.0);
+            let want = by_positions(1 << 22, k as usize, 100 * u64::from(k));
+            assert!(close(got, want, 1e-9), "k {k}: {got} vs {want}");
+        }
+        let full = Placed::Blocked {
+            layout: Layout::OneBlock,
+            blocks: 256,
+            block_cells: 64,
+        };
+        for (s, d) in [
+            (1, 50.0),
+            (48, 50.0),
+            (64, 50.0),
+            (64, 50.5),
+            (33, 0.25),
+            (64, 1e6),
+        ] {
+            let want = -libm::expm1(d * libm::log1p(-1.0 / 256.0));
+            let got = touched(full, 64, s, 0, d);
+            assert!(close(got, want, 1e-12), "s {s} d {d}: {got} vs {want}");
+        }
+    }
+
+    /// Up to the cap of 64 timers in all, unblocked, against the positions
+    /// one at a time, from nearly none touched to nearly all; given counts
+    /// past the cap count as the cap.
+    #[test]
+    fn touched_matches_positions_up_to_the_cap() {
+        for (m, k, d) in [
+            (1usize << 16, 64u32, 10u64),
+            (1 << 16, 64, 300),
+            (1 << 16, 64, 3000),
+            (4096, 32, 200),
+            (300, 8, 40),
+        ] {
+            for (s1, s2) in [
+                (64u32, 64u32),
+                (31, 33),
+                (40, 33),
+                (50, 0),
+                (17, 5),
+                (1, 0),
+                (0, 0),
+            ] {
+                let s = (s1.min(64) + s2.min(64 - s1.min(64))) as usize;
+                let s = s.min(m);
+                let want = by_positions(m, s, d * u64::from(k));
+                let got = touched(Placed::Unblocked { m }, k, s1, s2, d as f64);
+                assert!(
+                    close(got, want, 1e-9),
+                    "m {m} k {k} d {d} ({s1}, {s2}): {got} vs {want}"
+                );
+            }
+        }
+    }
+
+    /// Blocked, one and two blocks, against the items one at a time.
+    #[test]
+    fn touched_matches_items_in_blocks() {
+        for (layout, blocks, cells, k, s, d) in [
+            (Layout::OneBlock, 64, 64, 64u32, [64, 0], 40u64),
+            (Layout::OneBlock, 64, 64, 48, [48, 0], 200),
+            (Layout::OneBlock, 1 << 12, 64, 60, [60, 0], 3000),
+            (Layout::OneBlock, 3, 64, 20, [20, 0], 2),
+            (Layout::OneBlock, 1, 16, 4, [4, 0], 3),
+            (Layout::TwoBlocks, 64, 64, 64, [32, 32], 300),
+            (Layout::TwoBlocks, 1 << 10, 64, 64, [32, 32], 2000),
+            (Layout::TwoBlocks, 64, 64, 63, [32, 0], 100),
+            (Layout::TwoBlocks, 16, 32, 9, [5, 4], 30),
+            (Layout::TwoBlocks, 2, 16, 6, [3, 3], 20),
+        ] {
+            let placed = Placed::Blocked {
+                layout,
+                blocks,
+                block_cells: cells,
+            };
+            let want = by_items(layout, blocks, cells, k, s, d);
+            let got = touched(placed, k, s[0] as u32, s[1] as u32, d as f64);
+            assert!(
+                close(got, want, 1e-9),
+                "{layout:?} blocks {blocks} k {k} {s:?} d {d}: {got} vs {want}"
+            );
+        }
+    }
+
+    /// For few timers the alternating sum is accurate: the two agree,
+    /// fractional `d` included, in every placement (a few blocks, where a
+    /// fractional `d` falls back to it, too).
+    #[test]
+    fn touched_matches_the_alternating_sum_for_few_timers() {
+        let mut placements = vec![
+            Placed::Unblocked { m: 1 << 10 },
+            Placed::Unblocked { m: 40 },
+        ];
+        for layout in [Layout::OneBlock, Layout::TwoBlocks] {
+            for blocks in [1, 2, 3, 5, 64] {
+                placements.push(Placed::Blocked {
+                    layout,
+                    blocks,
+                    block_cells: 32,
+                });
+            }
+        }
+        for placed in placements {
+            for k in [1u32, 3, 8] {
+                for (s1, s2) in [(1usize, 0usize), (3, 0), (8, 0), (2, 2), (4, 3)] {
+                    for d in [0.5, 1.0, 2.75, 7.0, 31.3, 250.0] {
+                        let want = alternating(placed, k, s1, s2, d).clamp(0.0, 1.0);
+                        let got = touched(placed, k, s1 as u32, s2 as u32, d);
+                        assert!(
+                            (got - want).abs() <= 1e-9 * want + 1e-12,
+                            "{placed:?} k {k} ({s1}, {s2}) d {d}: {got} vs {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Between integers `d` the value moves monotonically (a fractional
+    /// `d` continues the integer ones), and it never leaves [0, 1].
+    #[test]
+    fn touched_is_monotone_in_d() {
+        let placed = Placed::Unblocked { m: 1 << 16 };
+        let mut last = 0.0;
+        for i in 0..=400 {
+            // Fractional every other step: 0, 25.5, 50, 75.5, …, 10000.
+            let d = f64::from(i) * 25.0 + f64::from(i % 2) * 0.5;
+            let f = touched(placed, 64, 64, 0, d);
+            assert!((0.0..=1.0).contains(&f) && f >= last, "d {d}: {f} < {last}");
+            last = f;
+        }
+        assert!(last > 0.99);
+    }
+
+    /// The inputs that gave NaN: no timers, no blocks, more given timers
+    /// than exist, and the classical filter of no bits.
+    #[test]
+    fn degenerate_inputs_are_documented_probabilities() {
+        let un0 = Placed::Unblocked { m: 0 };
+        assert_eq!(touched(un0, 3, 2, 0, 5.0), 1.0);
+        for (blocks, block_cells) in [(0, 64), (5, 0)] {
+            for layout in [Layout::OneBlock, Layout::TwoBlocks] {
+                let placed = Placed::Blocked {
+                    layout,
+                    blocks,
+                    block_cells,
+                };
+                assert_eq!(touched(placed, 3, 2, 1, 5.0), 1.0);
+            }
+        }
+        let un = Placed::Unblocked { m: 100 };
+        let f = touched(un, 3, u32::MAX, u32::MAX, 5.0);
+        // Counts as all 100 timers, touched by 15 positions: impossible.
+        assert_eq!(f, 0.0);
+        assert!(touched(un, 3, u32::MAX, u32::MAX, 1e4) > 0.99);
+        assert_eq!(touched(un, 3, 2, 0, f64::NAN), 0.0);
+        assert_eq!(touched(un, 3, 0, 0, f64::NAN), 1.0);
+        assert_eq!(touched(un, 0, 2, 0, 5.0), 0.0);
+        assert_eq!(touched(un, 3, 2, 0, f64::INFINITY), 1.0);
+        assert_eq!(bloom_fp(0, 3, 5.0, 2), 1.0);
+        assert_eq!(bloom_fp(1, 0, 5.0, 1), 0.0);
+        assert_eq!(bloom_fp(10, 2, f64::NAN, 1), 0.0);
+        assert!(bloom_fp(1, 3, 5.0, 1) == 1.0);
+    }
+
+    /// A zero-probability penalty is no penalty, even an infinite one.
+    #[test]
+    fn decide_zero_probability_costs_nothing() {
+        assert!(decide(1.0, f64::INFINITY, 0.0).unwrap());
+        assert!(decide(0.0, 0.0, f64::INFINITY).unwrap());
+        assert!(!decide(0.0, 1.0, f64::INFINITY).unwrap());
+        assert!(decide(1.0, f64::INFINITY, 1.0).unwrap());
+        assert!(!decide(0.5, f64::INFINITY, 1.0).unwrap());
+        assert!(decide(0.5, 1.0, f64::INFINITY).unwrap());
     }
 }

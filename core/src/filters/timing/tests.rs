@@ -863,3 +863,31 @@ fn evidence_is_checked() {
         }
     }
 }
+
+/// An item inserted recently into an unblocked filter of 60 timers an item
+/// (`m = 2^22`, `w = 1000`, `B = 100`) is certainly in the window, and its
+/// posterior says so: `F(60, 0, B)` is about `10^-170`, which the
+/// alternating sum of inclusion–exclusion cancelled to noise (posterior
+/// 0.086 after one block). Also right after the insertion (`λ_x = 0`,
+/// `F(60, 0, b)`).
+#[test]
+fn recent_item_with_60_unblocked_timers_is_in_the_window() {
+    let params = TimingParams {
+        layout: TimingLayout::Unblocked,
+        ..TimingParams::new(1 << 22, 60, 1000, 100, 0, 8)
+    };
+    let mut f = TimingBloom::<W8>::new(params, 7).unwrap();
+    let mut rng = Rng::new(7);
+    for _ in 0..2000 {
+        f.insert_hash(rng.next_u64());
+    }
+    let x = rng.next_u64();
+    f.insert_hash(x);
+    for i in 0..400 {
+        for prior in [1e-3, 1e-6] {
+            let p = f.posterior_hash(x, prior).unwrap();
+            assert!(p > 0.99, "after {i} insertions, prior {prior}: {p}");
+        }
+        f.insert_hash(rng.next_u64());
+    }
+}
