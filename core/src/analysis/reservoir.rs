@@ -529,7 +529,7 @@ pub fn printed_fnr_order(k: u32, u: f64) -> f64 {
 /// analysis's variant (insertion with probability `s/i`, no forced phase,
 /// no resets while `i ≤ s`, clears drawn from all `s` positions) on keys
 /// drawn uniformly from `U`. Capped at 1; 0 while `m ≤ s` (nothing has
-/// been cleared). It is not the false-negative rate: repeats of
+/// been cleared); 1 (no bound) for `U ≤ 0` or NaN. It is not the false-negative rate: repeats of
 /// occurrences that were never inserted (case 2) are not in it, and in
 /// the forced phase (`s/i ≤ p*`) every item reported new is inserted, so
 /// far more bits are cleared than the variant clears.
@@ -554,10 +554,15 @@ pub fn printed_fnr_order(k: u32, u: f64) -> f64 {
 /// let expected = 1e-3 * (l + (1.0 - (-alpha * l).exp()) * (1.0 - 1.0 / alpha));
 /// assert!((fnr_bound(1000, 3, 100_000, 1e6) - expected).abs() < 1e-12);
 /// assert_eq!(fnr_bound(1000, 3, 500, 1e6), 0.0); // nothing is cleared while m ≤ s
+/// assert_eq!(fnr_bound(1000, 3, 100_000, -1.0), 1.0);
 /// ```
 pub fn fnr_bound(s: u64, k: u32, m: u64, u: f64) -> f64 {
     if m <= s || k == 0 {
         return 0.0;
+    }
+    if u.is_nan() || u <= 0.0 {
+        // No key space: the bound says nothing.
+        return 1.0;
     }
     let (sf, l) = (s as f64, libm::log(m as f64 / s as f64));
     let alpha = if s == 1 {

@@ -405,14 +405,16 @@ fn plan_fpr_delivers_the_rate_it_promises() {
 /// that repeat a key whose last occurrence was inserted and are reported
 /// new (case 1 of §5.2), on i.i.d. uniform keys from `U`, early and late in
 /// the stream (the clears since an occurrence grow like `ln(m/s)`), and
-/// in both clears.
+/// in both clears, with one to six bits an item.
 #[test]
 #[cfg_attr(miri, ignore = "statistics over 10^5 items: too slow under Miri")]
 fn corrected_fn_bound_holds_for_inserted_occurrences() {
-    let k = 3;
-    for (bits, u, ends, reset) in [
-        (1usize << 13, 20_000u64, [3u64, 30], Reset::OwnBlock),
-        (1 << 12, 100_000, [10, 60], Reset::Uniform),
+    for (k, bits, u, ends, reset) in [
+        (3u32, 1usize << 13, 20_000u64, [3u64, 30], Reset::OwnBlock),
+        (3, 1 << 12, 100_000, [10, 60], Reset::Uniform),
+        (1, 1 << 12, 5_000, [3, 40], Reset::OwnBlock),
+        (6, 1 << 13, 50_000, [5, 30], Reset::OwnBlock),
+        (6, 1 << 12, 10_000, [4, 20], Reset::Uniform),
     ] {
         // The bound's derivation has no forced insertions and no resets
         // during the fill: keep them out.
@@ -440,13 +442,13 @@ fn corrected_fn_bound_holds_for_inserted_occurrences() {
             let bound = fnr_bound(s, k, end, u as f64);
             assert!(
                 measured <= bound,
-                "{reset:?} m {end}: measured {measured} > bound {bound}"
+                "k {k} {reset:?} m {end}: measured {measured} > bound {bound}"
             );
             // And the printed bound is broken.
             let printed = printed_fnr_bound(s, k, end, u as f64);
             assert!(
                 measured > printed,
-                "{reset:?} m {end}: {measured} vs {printed}"
+                "k {k} {reset:?} m {end}: {measured} vs {printed}"
             );
         }
     }

@@ -394,6 +394,16 @@ impl<W: Width, S: Storage, H: BuildHasher> TimingBloom<W, S, H> {
         /// (Theorems 2–5 by [`timing::posterior`]). An error for a prior
         /// outside `[0, 1]`.
         ///
+        /// It is the model's posterior: exact as far as the stream model
+        /// and the placement's assumptions hold (other items' timers
+        /// independent of this one's, `F` of §4.4), an estimate on a real
+        /// stream, which [`decide`](Self::decide) answers at least
+        /// expected penalty under. `F(c, 0, B)` for an item whose oldest
+        /// timer is older than the current block is cached; for one whose
+        /// timers were all set in the current block, `F(r, 0, b)` is
+        /// computed on the query by [`timing::touched`], whose cost grows
+        /// with `k` and `D(b)`.
+        ///
         /// ```
         /// # use streambloom::timing::{TimingBloom, TimingParams};
         /// # use streambloom::W8;
