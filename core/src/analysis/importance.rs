@@ -264,14 +264,7 @@ pub fn steady_zero_fraction(
     levels: &[(u32, f64)],
 ) -> Result<f64> {
     check_shape(m, m, k, "in 1..=m", p, levels)?;
-    let shape = Shape {
-        eviction,
-        m: m as f64,
-        b: m as f64,
-        p: p as f64,
-        levels,
-        halves: (k, 0),
-    };
+    let shape = Shape::new(eviction, m, m, p, levels, (k, 0));
     Ok(shape.zero(f64::from(k) / m as f64).clamp(0.0, 1.0))
 }
 
@@ -398,14 +391,7 @@ pub fn layout_fpr(
         return Err(Error::param("block_cells", block_cells, "in 1..=m"));
     }
     check_shape(m, block_cells, k, "in 1..=block_cells", p, levels)?;
-    let shape = Shape {
-        eviction,
-        m: m as f64,
-        b: block_cells as f64,
-        p: p as f64,
-        levels,
-        halves: layout.halves(k),
-    };
+    let shape = Shape::new(eviction, m, block_cells, p, levels, layout.halves(k));
     let fpr = super::stable::merged_halves(shape.m / shape.b, block_cells, shape.halves, |kq| {
         shape.all_set(kq)
     });
@@ -425,7 +411,27 @@ struct Shape<'a> {
     halves: (u32, u32),
 }
 
-impl Shape<'_> {
+impl<'a> Shape<'a> {
+    /// The model of `m` cells in blocks of `block_cells`, `p` decremented
+    /// an insertion, items at `levels` setting `halves` cells.
+    fn new(
+        eviction: Eviction,
+        m: usize,
+        block_cells: usize,
+        p: usize,
+        levels: &'a [(u32, f64)],
+        halves: (u32, u32),
+    ) -> Shape<'a> {
+        Shape {
+            eviction,
+            m: m as f64,
+            b: block_cells as f64,
+            p: p as f64,
+            levels,
+            halves,
+        }
+    }
+
     /// The probability that `kq` uniform distinct cells of a block are all
     /// non-zero: the Stable model's inclusion-exclusion
     /// ([`crate::analysis::stable`]) with this model's `Z_j`.

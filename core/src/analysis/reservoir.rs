@@ -111,7 +111,9 @@ pub fn ones_fixed_point(c: f64) -> f64 {
 /// their sets land on zeros more often than uniform ones would, and the
 /// ones settle above [`ones_fixed_point`]: `q + q² + q³ = 1` gives 0.5437
 /// for `k = 3` (against 1/2). With `k = 1` (or `c ≤ 1`) nothing an item
-/// on a set bit does is ever forced, and the ones tend to 1.
+/// on a set bit does is ever forced, and the ones tend to 1. The root
+/// falls towards `c/(2c − 1)` as `k` grows, and is found for every `k`
+/// (the sums in closed form); a NaN `c` gives NaN.
 ///
 /// ```
 /// use streambloom::analysis::reservoir::forced_ones;
@@ -120,6 +122,9 @@ pub fn ones_fixed_point(c: f64) -> f64 {
 /// assert_eq!(forced_ones(1000.0, 1), 1.0);
 /// ```
 pub fn forced_ones(c: f64, k: u32) -> f64 {
+    if c.is_nan() {
+        return f64::NAN;
+    }
     if k < 2 || c <= 1.0 {
         return 1.0;
     }
@@ -581,6 +586,58 @@ pub fn fnr_bound(s: u64, k: u32, m: u64, u: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The forced-phase root solves its equation for every `k` up to
+    /// `u32::MAX` and every `c` above 1 up to ∞, lies in
+    /// `[c/(2c − 1), 1]`, and falls as `k` grows; the rate is its `k`-th
+    /// power, a probability.
+    #[test]
+    fn forced_ones_holds_at_every_k() {
+        for c in [1.0 + 1e-9, 1.5, 2.0, 1000.0, 1e12, f64::MAX, f64::INFINITY] {
+            let mut last = 1.0;
+            for k in [2, 3, 4, 10, 64, 1000, 1 << 20, u32::MAX] {
+                let q = forced_ones(c, k);
+                let floor = if c.is_finite() {
+                    c / (2.0 * c - 1.0)
+                } else {
+                    0.5
+                };
+                assert!(q >= floor * (1.0 - 1e-12) && q <= 1.0, "c {c} k {k}: {q}");
+                assert!(q <= last * (1.0 + 1e-12), "c {c} k {k}: {q} after {last}");
+                last = q;
+                // Σ_{1..k} q^j − Σ_{1..k−1} q^j / c − 1 changes sign
+                // within a few ulps of q: summed directly where k is
+                // small, and in closed form (by expm1) otherwise.
+                let kf = f64::from(k);
+                let residual = |q: f64| {
+                    if k <= 1000 {
+                        let mut pw = 1.0;
+                        let (mut all, mut below) = (0.0, 0.0);
+                        for j in 1..=k {
+                            pw *= q;
+                            all += pw;
+                            if j < k {
+                                below += pw;
+                            }
+                        }
+                        all - below / c - 1.0
+                    } else {
+                        let geo = |n: f64| q * -(n * q.ln()).exp_m1() / (1.0 - q);
+                        geo(kf) - geo(kf - 1.0) / c - 1.0
+                    }
+                };
+                let ulps = 4.0 * f64::EPSILON;
+                let (below, above) = (q * (1.0 - ulps), (q * (1.0 + ulps)).min(1.0 - f64::EPSILON));
+                assert!(residual(below) <= 1e-12, "c {c} k {k}: q {q} too large");
+                assert!(residual(above) >= -1e-12, "c {c} k {k}: q {q} too small");
+                let fpr = long_run_fpr(c, k);
+                assert!((0.0..=1.0).contains(&fpr), "c {c} k {k}: {fpr}");
+            }
+        }
+        assert!(forced_ones(f64::NAN, 3).is_nan());
+        assert_eq!(forced_ones(0.5, 3), 1.0);
+        assert_eq!(long_run_fpr(2.0, 1), 1.0);
+    }
 
     /// The closed form equals the recursion it solves, before, at and
     /// long after the fill phase.

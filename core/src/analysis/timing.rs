@@ -567,10 +567,14 @@ fn misses(n: usize, s: usize, k: usize) -> f64 {
 /// sum is used when its rounding bound is the smaller.
 ///
 /// Where the alternating sum's own rounding bound (its terms' magnitudes
-/// times `(4 + max|ln term|)·ε`) is below `10^-12` of its value, as for
-/// the few timers of most queries, it is the answer: `(s1 + 1)·(s2 + 1)`
-/// exponentials, where the law costs a pass over its states per landed
-/// unit.
+/// times `(4 + max|ln term|)·ε`) is below `10^-12` of its value, it is
+/// the answer: `(s1 + 1)·(s2 + 1)` exponentials, where the law costs a
+/// pass over its states per landed unit. That holds where the timers are
+/// likely touched (the filter's cache of `F(c, 0, B)`), not for the query
+/// of an item inserted in the current block, whose few other items touch
+/// all its timers with a tiny probability: there the law answers, in
+/// about 1 µs for `k <= 8` in one block and 2–6 µs in two (Zen 3;
+/// `touched_cost_report` in this module's tests prints the figures).
 ///
 /// An item has at most 64 timers in all
 /// ([`TimingParams::k`](crate::timing::TimingParams::k)), so `s1` counts
@@ -604,13 +608,33 @@ pub fn touched(placed: Placed, k: u32, s1: u32, s2: u32, d: f64) -> f64 {
     // far below its value, costs `(s1 + 1)·(s2 + 1)` exponentials where
     // the law costs a pass over its states for each unit landing.
     let reach = Reach::new(placed, k, s1, s2);
-    if d.is_finite() && d > 0.0 && k > 0 {
+    if d.is_finite() && d > 0.0 && k > 0 && alternating_may_hold(&reach, d) {
         let (sum, error) = inclusion_exclusion(&reach, d, reach.s);
         if sum > 0.0 && error <= 1e-12 * sum {
             return sum.min(1.0);
         }
     }
-    Touched::new(placed, k, s1, s2, d).get(s1, s2)
+    if (reach.s[0] + 1) * (reach.s[1] + 1) <= FEW_STATES {
+        Touched::<FEW_STATES, 9>::new(placed, k, s1, s2, d).get(s1, s2)
+    } else {
+        Touched::<STATES>::new(placed, k, s1, s2, d).get(s1, s2)
+    }
+}
+
+/// Whether the alternating sum may be within its `10^-12` for `reach`'s
+/// given timers: its terms' magnitudes sum to about `(1 + u)^s` (`u` the
+/// chance that one timer is missed by all `d` items) and round to
+/// `2^-46` of that, while the sum is about `(1 - u)^s`, so it is tried
+/// only where `((1 - u)/(1 + u))^s >= 10^-2`. A guess, which only saves
+/// the sum's exponentials where it cannot answer (the query of an item
+/// inserted in the current block, whose few other items touch all its
+/// timers with a tiny probability); the sum's own bound decides.
+fn alternating_may_hold(reach: &Reach, d: f64) -> bool {
+    let s = reach.s[0] + reach.s[1];
+    let one = if reach.s[0] > 0 { (1, 0) } else { (0, 1) };
+    let u = libm::exp(d * reach.ln_missed(one.0, one.1));
+    let q = (1.0 - u) / (1.0 + u);
+    (0..s).fold(1.0, |p, _| p * q) >= 1e-2
 }
 
 /// The most timers an item has, in all (`k <= 64`).
@@ -622,6 +646,10 @@ const SIDE: usize = MAX_TIMERS as usize + 1;
 /// unblocked: 8.5 KiB a table, so that [`touched`] runs on a firmware
 /// stack (no allocator).
 const STATES: usize = (SIDE / 2 + 1) * (SIDE / 2 + 1);
+/// Covered-count states of the small tables [`touched`] uses where they
+/// suffice (9 · 9: up to 8 given timers in each of two blocks, or 80 in
+/// one), so that the common query does not clear 8.5 KiB tables.
+const FEW_STATES: usize = 81;
 /// The most units `Touched::new` follows (a bound never reached: 64
 /// timers are all covered, to `10^-18`, within a few thousand units).
 const MAX_UNITS: usize = 1 << 20;
@@ -637,8 +665,8 @@ struct Reach {
     /// `s[0]` given timers (a landed position is uniform among them).
     cells: usize,
     /// The kinds of unit: cells a unit draws (distinct) and units an other
-    /// item has (blocked the two halves, one each; unblocked one kind,
-    /// `k` single positions).
+    /// item has (blocked the two halves, one each, or one kind of two when
+    /// they are equal; unblocked one kind, `k` single positions).
     kinds: [(usize, f64); 2],
     /// The chance that a unit lands on the given timers (blocked: in one
     /// of their blocks, each equally likely).
@@ -678,14 +706,23 @@ impl Reach {
                     [s1.min(block_cells), s2.min(block_cells)]
                 };
                 let (k1, k2) = layout.halves(k);
+                let (k1, k2) = (
+                    (k1 as usize).min(block_cells),
+                    (k2 as usize).min(block_cells),
+                );
                 let lands = if s[1] > 0 { 2.0 } else { 1.0 };
                 Reach {
                     s,
                     cells: block_cells,
-                    kinds: [
-                        ((k1 as usize).min(block_cells), 1.0),
-                        ((k2 as usize).min(block_cells), 1.0),
-                    ],
+                    // Equal halves are one kind, two units an item: one
+                    // binomial law of `2d` units, which ends when the
+                    // result is reached rather than when the first half's
+                    // law is.
+                    kinds: if k1 == k2 {
+                        [(k1, 2.0), (0, 0.0)]
+                    } else {
+                        [(k1, 1.0), (k2, 1.0)]
+                    },
                     land: if blocks == 0 {
                         0.0
                     } else {
@@ -705,11 +742,11 @@ impl Reach {
             None => {
                 let nb = self.blocks as f64;
                 let mut sum = 0.0;
-                for &(draw, _) in &self.kinds {
+                for &(draw, per) in &self.kinds {
                     if draw > 0 {
                         let hit = (1.0 - misses(self.cells, t1, draw))
                             + (1.0 - misses(self.cells, t2, draw));
-                        sum += libm::log1p(-hit / nb);
+                        sum += per * libm::log1p(-hit / nb);
                     }
                 }
                 sum
@@ -802,7 +839,7 @@ impl Landed {
             self.done = true;
             return;
         }
-        self.ln_choose += libm::log(libm::fabs(rest)) - libm::log(self.n + 1.0);
+        self.ln_choose += libm::log(libm::fabs(rest) / (self.n + 1.0));
         if rest < 0.0 {
             self.sign = -self.sign;
         }
@@ -810,37 +847,87 @@ impl Landed {
     }
 }
 
+/// The hypergeometric rows of one kind of unit ([`new_hits`]), kept for
+/// `r < R` uncovered timers (`R = 9` with the small tables, 17 with the
+/// large: 2.3 KiB) and computed again for each unit above: a unit
+/// landing then costs its additions alone.
+struct Hits<const R: usize> {
+    cells: usize,
+    draw: usize,
+    rows: [[f64; R]; R],
+    ranges: [(usize, usize); R],
+    kept: usize,
+}
+
+impl<const R: usize> Hits<R> {
+    /// The rows of a unit drawing `draw` distinct cells of `cells`, for up
+    /// to `most` uncovered timers.
+    fn new(cells: usize, draw: usize, most: usize) -> Hits<R> {
+        let mut hits = Hits {
+            cells,
+            draw,
+            rows: [[0.0; R]; R],
+            ranges: [(0, 0); R],
+            kept: most.min(R - 1),
+        };
+        let mut row = [0.0; SIDE];
+        for r in 0..=hits.kept {
+            let (lo, hi) = new_hits(cells, r, draw, &mut row);
+            hits.rows[r][lo..=hi].copy_from_slice(&row[lo..=hi]);
+            hits.ranges[r] = (lo, hi);
+        }
+        hits
+    }
+
+    /// `P(x | r)` for `x` in the returned range, in the returned row
+    /// (`buf` when `r` is above the kept rows).
+    fn row<'a>(&'a self, r: usize, buf: &'a mut [f64; SIDE]) -> (usize, usize, &'a [f64]) {
+        if r <= self.kept {
+            let (lo, hi) = self.ranges[r];
+            (lo, hi, &self.rows[r][..])
+        } else {
+            let (lo, hi) = new_hits(self.cells, r, self.draw, buf);
+            (lo, hi, &buf[..])
+        }
+    }
+}
+
 /// One unit landing on the given timers: `rho` over the covered counts
-/// `(u1, u2)` (row `u1`, `s[1] + 1` a row) advanced, through `scratch`.
-/// The unit draws `draw` cells in one of the given blocks, each equally
-/// likely (unblocked, in the one set of given timers).
-fn land_one(rho: &mut [f64], scratch: &mut [f64], s: [usize; 2], cells: usize, draw: usize) {
+/// `(u1, u2)` (row `u1`, `s[1] + 1` a row) advanced, into `scratch`
+/// (`buf` holds a row not kept).
+/// The unit draws its cells (`hits`) in one of the given blocks, each
+/// equally likely (unblocked, in the one set of given timers).
+fn land_one<const R: usize>(
+    rho: &[f64],
+    scratch: &mut [f64],
+    s: [usize; 2],
+    hits: &Hits<R>,
+    buf: &mut [f64; SIDE],
+) {
     let row = s[1] + 1;
     let states = (s[0] + 1) * row;
     let share = if s[1] > 0 { 0.5 } else { 1.0 };
-    let mut hits = [0.0; SIDE];
     scratch[..states].fill(0.0);
     for u1 in 0..=s[0] {
-        let (lo, hi) = new_hits(cells, s[0] - u1, draw, &mut hits);
+        let (lo, hi, p) = hits.row(s[0] - u1, buf);
         for u2 in 0..=s[1] {
             let v = rho[u1 * row + u2] * share;
             for x in lo..=hi {
-                scratch[(u1 + x) * row + u2] += v * hits[x];
+                scratch[(u1 + x) * row + u2] += v * p[x];
             }
         }
     }
     if s[1] > 0 {
         for u2 in 0..=s[1] {
-            let (lo, hi) = new_hits(cells, s[1] - u2, draw, &mut hits);
+            let (lo, hi, p) = hits.row(s[1] - u2, buf);
             for u1 in 0..=s[0] {
                 let v = rho[u1 * row + u2] * share;
                 for x in lo..=hi {
-                    scratch[u1 * row + u2 + x] += v * hits[x];
+                    scratch[u1 * row + u2 + x] += v * p[x];
                 }
             }
         }
     }
-    rho[..states].copy_from_slice(&scratch[..states]);
 }
 
 /// `F(c1, c2, 0, d)` for every `c1 <= s1`, `c2 <= s2` at once: the law of
@@ -848,11 +935,14 @@ fn land_one(rho: &mut [f64], scratch: &mut [f64], s: [usize; 2], cells: usize, d
 /// which any `c1` of the `s1` are all covered with probability
 /// `E[C(u1, c1)] / C(s1, c1)`, the covered ones being a uniform subset),
 /// kept to answer [`touched`] and the filter's cache of `F(c, 0, B)`.
-pub(crate) struct Touched {
+/// `N` bounds the states (`(s1 + 1)·(s2 + 1)`), and the hypergeometric
+/// rows of up to `R - 1` uncovered timers are computed once ([`Hits`]).
+pub(crate) struct Touched<const N: usize = STATES, const R: usize = 17> {
     reach: Reach,
     d: f64,
-    /// The law of the covered counts, `(s[1] + 1)` a row.
-    law: [f64; STATES],
+    /// The law of the covered counts, `(s[1] + 1)` a row (`N` states at
+    /// most: [`STATES`] holds every case, [`FEW_STATES`] few timers).
+    law: [f64; N],
     /// Whether `law` holds (else the inclusion–exclusion sum answers).
     series: bool,
     /// Whether every weight was at least 0 (integer counts).
@@ -861,16 +951,18 @@ pub(crate) struct Touched {
     negative: f64,
 }
 
-impl Touched {
-    /// The law for up to `s1` and `s2` given timers ([`touched`]'s caps).
-    pub(crate) fn new(placed: Placed, k: u32, s1: u32, s2: u32, d: f64) -> Touched {
+impl<const N: usize, const R: usize> Touched<N, R> {
+    /// The law for up to `s1` and `s2` given timers ([`touched`]'s caps),
+    /// whose covered counts must fit in `N` states.
+    pub(crate) fn new(placed: Placed, k: u32, s1: u32, s2: u32, d: f64) -> Touched<N, R> {
         let reach = Reach::new(placed, k, s1, s2);
         let s = reach.s;
         let states = (s[0] + 1) * (s[1] + 1);
+        debug_assert!(states <= N);
         let mut t = Touched {
             reach,
             d,
-            law: [0.0; STATES],
+            law: [0.0; N],
             series: true,
             positive: true,
             negative: 0.0,
@@ -900,9 +992,12 @@ impl Touched {
             return t;
         }
         t.positive = integer;
-        let mut rho = [0.0; STATES];
-        let mut scratch = [0.0; STATES];
+        let (mut a, mut b) = ([0.0; N], [0.0; N]);
+        let mut buf = [0.0; SIDE];
         for &(draw, per) in kinds {
+            // The law given the units landed so far, and the next one's.
+            let (mut rho, mut next) = (&mut a, &mut b);
+            let hits = Hits::<R>::new(reach.cells, draw, s[0].max(s[1]));
             rho[..states].copy_from_slice(&t.law[..states]);
             t.law[..states].fill(0.0);
             let mut w = Landed::new(per * d, reach.land);
@@ -956,18 +1051,16 @@ impl Touched {
                     t.negative -= wn;
                 }
                 let r = w.ratio();
-                if r < 1.0 {
-                    // The weights still to come, bounded geometrically;
-                    // each multiplies a law of total mass about 1.
-                    let ln_tail = ln + libm::log(r / (1.0 - r));
-                    if ln_tail < -745.0
-                        || libm::exp(ln_tail) <= 1e-17 * libm::fabs(t.law[states - 1])
-                    {
-                        break;
-                    }
+                // The weights still to come, bounded geometrically; each
+                // multiplies a law of total mass about 1.
+                if r < 1.0
+                    && libm::fabs(wn) * r / (1.0 - r) <= 1e-17 * libm::fabs(t.law[states - 1])
+                {
+                    break;
                 }
                 w.advance();
-                land_one(&mut rho, &mut scratch, s, reach.cells, draw);
+                land_one(rho, next, s, &hits, &mut buf);
+                core::mem::swap(&mut rho, &mut next);
             }
         }
         t
@@ -1198,6 +1291,56 @@ mod tests {
             }
         }
         p[p.len() - 1]
+    }
+
+    /// What one [`touched`] call costs, and which sum answered, for the
+    /// query of an item whose timers were all set in the current block
+    /// (`λ_x = 0`: `d` the distinct items of a part of a block) and for
+    /// the filter's cache: a report, not a test of speed.
+    /// `cargo test --release -p streambloom --lib touched_cost_report -- --ignored --nocapture`
+    #[test]
+    #[ignore = "a report: prints the cost of touched()"]
+    fn touched_cost_report() {
+        let one = Placed::Blocked {
+            layout: Layout::OneBlock,
+            blocks: 1 << 12,
+            block_cells: 64,
+        };
+        let two = Placed::Blocked {
+            layout: Layout::TwoBlocks,
+            blocks: 1 << 12,
+            block_cells: 64,
+        };
+        let un = Placed::Unblocked { m: 1 << 18 };
+        for (name, placed) in [("one block", one), ("two blocks", two), ("unblocked", un)] {
+            for k in [3, 5, 8, 16, 32, 64] {
+                let (s1, s2) = match placed {
+                    Placed::Blocked {
+                        layout: Layout::TwoBlocks,
+                        ..
+                    } => Layout::TwoBlocks.halves(k),
+                    _ => (k, 0),
+                };
+                for d in [2.5, 10.0, 40.0, 1000.0] {
+                    let reach = Reach::new(placed, k, s1, s2);
+                    let (sum, error) = inclusion_exclusion(&reach, d, reach.s);
+                    let fast = sum > 0.0 && error <= 1e-12 * sum;
+                    let calls = 20;
+                    let start = std::time::Instant::now();
+                    let mut v = 0.0;
+                    for _ in 0..calls {
+                        v += core::hint::black_box(touched(placed, k, s1, s2, d));
+                    }
+                    let each = start.elapsed().as_secs_f64() / f64::from(calls);
+                    std::println!(
+                        "{name:10} k {k:2} d {d:6}: {:9.2} us  F {:.3e}  {}",
+                        each * 1e6,
+                        v / f64::from(calls),
+                        if fast { "alternating" } else { "law" }
+                    );
+                }
+            }
+        }
     }
 
     /// The old inclusion–exclusion sum, accurate for few timers.

@@ -104,14 +104,14 @@ impl Inference {
         // `(k1, k2)` every split: no sum of alternating signs, which past
         // 40 timers cancels to noise (see `touched`).
         let mut cache = [1.0; SLOTS];
-        let one = Touched::new(placed, k, k, 0, d);
+        let one: Touched = Touched::new(placed, k, k, 0, d);
         for (c, slot) in cache.iter_mut().enumerate().take(k as usize + 1) {
             *slot = one.get(c as u32, 0);
         }
         let two = params.layout == TimingLayout::TwoBlocks && blocks > 1;
         if two {
             let (k1, k2) = Layout::TwoBlocks.halves(k);
-            let both = Touched::new(placed, k, k1, k2, d);
+            let both: Touched = Touched::new(placed, k, k1, k2, d);
             for c1 in 0..=k1 {
                 for c2 in 1..=k2 {
                     cache[slot(c1, c2)] = both.get(c1, c2);
