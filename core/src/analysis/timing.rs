@@ -573,7 +573,7 @@ fn misses(n: usize, s: usize, k: usize) -> f64 {
 /// likely touched (the filter's cache of `F(c, 0, B)`), not for the query
 /// of an item inserted in the current block, whose few other items touch
 /// all its timers with a tiny probability: there the law answers, in
-/// about 1 µs for `k <= 8` in one block and 2–6 µs in two (Zen 3;
+/// 1–3 µs for `k <= 8` in one block and 3–5 µs in two (Zen 3, `d = 10`;
 /// `touched_cost_report` in this module's tests prints the figures).
 ///
 /// An item has at most 64 timers in all
@@ -603,10 +603,10 @@ fn misses(n: usize, s: usize, k: usize) -> f64 {
 /// assert_eq!(touched(Placed::Unblocked { m: 0 }, 3, 2, 0, 5.0), 1.0);
 /// ```
 pub fn touched(placed: Placed, k: u32, s1: u32, s2: u32, d: f64) -> f64 {
-    // Few timers (the query of an item inserted in the current block, on
-    // every such query): the alternating sum, when its rounding bound is
-    // far below its value, costs `(s1 + 1)·(s2 + 1)` exponentials where
-    // the law costs a pass over its states for each unit landing.
+    // The alternating sum, when its rounding bound is far below its
+    // value, costs `(s1 + 1)·(s2 + 1)` exponentials where the law costs a
+    // pass over its states for each unit landing; the law's small tables
+    // where they hold the states.
     let reach = Reach::new(placed, k, s1, s2);
     if d.is_finite() && d > 0.0 && k > 0 && alternating_may_hold(&reach, d) {
         let (sum, error) = inclusion_exclusion(&reach, d, reach.s);
@@ -615,7 +615,7 @@ pub fn touched(placed: Placed, k: u32, s1: u32, s2: u32, d: f64) -> f64 {
         }
     }
     if (reach.s[0] + 1) * (reach.s[1] + 1) <= FEW_STATES {
-        Touched::<FEW_STATES, 9>::new(placed, k, s1, s2, d).get(s1, s2)
+        Touched::<FEW_STATES, FEW_ROWS>::new(placed, k, s1, s2, d).get(s1, s2)
     } else {
         Touched::<STATES>::new(placed, k, s1, s2, d).get(s1, s2)
     }
@@ -647,9 +647,15 @@ const SIDE: usize = MAX_TIMERS as usize + 1;
 /// stack (no allocator).
 const STATES: usize = (SIDE / 2 + 1) * (SIDE / 2 + 1);
 /// Covered-count states of the small tables [`touched`] uses where they
-/// suffice (9 · 9: up to 8 given timers in each of two blocks, or 80 in
-/// one), so that the common query does not clear 8.5 KiB tables.
+/// suffice (9 · 9: up to 8 given timers in each of two blocks, or all 64
+/// in one), so that the common query does not clear 8.5 KiB tables.
 const FEW_STATES: usize = 81;
+/// Hypergeometric rows kept ([`Hits`]) with the small tables: up to 8
+/// uncovered timers.
+const FEW_ROWS: usize = 9;
+/// Hypergeometric rows kept with the large tables: up to 16 uncovered
+/// timers, 2.3 KiB.
+const ROWS: usize = 17;
 /// The most units `Touched::new` follows (a bound never reached: 64
 /// timers are all covered, to `10^-18`, within a few thousand units).
 const MAX_UNITS: usize = 1 << 20;
@@ -848,8 +854,8 @@ impl Landed {
 }
 
 /// The hypergeometric rows of one kind of unit ([`new_hits`]), kept for
-/// `r < R` uncovered timers (`R = 9` with the small tables, 17 with the
-/// large: 2.3 KiB) and computed again for each unit above: a unit
+/// `r < R` uncovered timers ([`FEW_ROWS`] with the small tables, [`ROWS`]
+/// with the large) and computed again for each unit above: a unit
 /// landing then costs its additions alone.
 struct Hits<const R: usize> {
     cells: usize,
@@ -908,22 +914,29 @@ fn land_one<const R: usize>(
     let states = (s[0] + 1) * row;
     let share = if s[1] > 0 { 0.5 } else { 1.0 };
     scratch[..states].fill(0.0);
+    // Contiguous runs, so that each inner loop is one `a·x + y` over a
+    // slice: a row of `u2` moved down by `x` in the first block, a run of
+    // `x` from `u2` in the second.
     for u1 in 0..=s[0] {
         let (lo, hi, p) = hits.row(s[0] - u1, buf);
-        for u2 in 0..=s[1] {
-            let v = rho[u1 * row + u2] * share;
-            for x in lo..=hi {
-                scratch[(u1 + x) * row + u2] += v * p[x];
+        let from = &rho[u1 * row..(u1 + 1) * row];
+        for (x, &px) in p.iter().enumerate().take(hi + 1).skip(lo) {
+            let to = &mut scratch[(u1 + x) * row..(u1 + x + 1) * row];
+            let a = share * px;
+            for (t, f) in to.iter_mut().zip(from) {
+                *t += a * f;
             }
         }
     }
     if s[1] > 0 {
         for u2 in 0..=s[1] {
             let (lo, hi, p) = hits.row(s[1] - u2, buf);
+            let p = &p[lo..=hi];
             for u1 in 0..=s[0] {
                 let v = rho[u1 * row + u2] * share;
-                for x in lo..=hi {
-                    scratch[u1 * row + u2 + x] += v * p[x];
+                let start = u1 * row + u2 + lo;
+                for (t, &px) in scratch[start..start + p.len()].iter_mut().zip(p) {
+                    *t += v * px;
                 }
             }
         }
@@ -937,7 +950,7 @@ fn land_one<const R: usize>(
 /// kept to answer [`touched`] and the filter's cache of `F(c, 0, B)`.
 /// `N` bounds the states (`(s1 + 1)·(s2 + 1)`), and the hypergeometric
 /// rows of up to `R - 1` uncovered timers are computed once ([`Hits`]).
-pub(crate) struct Touched<const N: usize = STATES, const R: usize = 17> {
+pub(crate) struct Touched<const N: usize = STATES, const R: usize = ROWS> {
     reach: Reach,
     d: f64,
     /// The law of the covered counts, `(s[1] + 1)` a row (`N` states at
