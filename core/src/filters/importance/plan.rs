@@ -156,14 +156,16 @@ impl ImportanceParams {
         check_target(target_fpr)?;
         ImportanceParams { p: 1, ..self }.validate::<W>()?;
         let levels = self.level_distribution(importance_weights)?;
-        self.smallest_p::<W>(target_fpr, &levels)
+        self.smallest_p::<W>(target_fpr, &levels, usize::MAX)
     }
 
-    /// [`with_smallest_p`](Self::with_smallest_p) for a level distribution.
+    /// [`with_smallest_p`](Self::with_smallest_p) for a level distribution,
+    /// with `P` at most `most` (and `m`).
     fn smallest_p<W: Width>(
         self,
         target_fpr: f64,
         levels: &[(u32, f64)],
+        most: usize,
     ) -> Result<ImportanceParams> {
         modelled(self.eviction)?;
         let m = ImportanceParams { p: 1, ..self }
@@ -174,7 +176,7 @@ impl ImportanceParams {
                 .fpr_of::<W>(levels)
                 .is_ok_and(|fpr| fpr <= target_fpr)
         };
-        let p = crate::search::first(1, m, meets).ok_or(Error::param(
+        let p = crate::search::first(1, m.min(most), meets).ok_or(Error::param(
             "target_fpr",
             target_fpr,
             "reachable with these cells, d, K and importances (at P = m)",
@@ -335,8 +337,20 @@ impl ImportanceParams {
                 Eviction::Random | Eviction::Interleaved | Eviction::ByValue => mean_level,
             };
             for k in 1..=(W::CELLS.min(32) as u32) {
+                // Only a `P` whose lifetime beats the best so far can be
+                // chosen: the search stops there (the false-positive rate
+                // falls as `P` grows, so the smallest `P` is found if it
+                // is below, and nothing that could win is skipped). With
+                // cells of many bits the model costs a factor per level
+                // in use, and most `(d, K)` lose at one evaluation.
+                let most = best.map_or(max_p, |(b, _)| {
+                    beating(decrements * cells as f64, b).min(max_p)
+                });
+                if most == 0 {
+                    continue;
+                }
                 let Ok(params) =
-                    ImportanceParams { k, ..base }.smallest_p::<W>(target_fpr, &levels)
+                    ImportanceParams { k, ..base }.smallest_p::<W>(target_fpr, &levels, most)
                 else {
                     continue;
                 };
@@ -402,6 +416,20 @@ impl<W: Width> ImportanceBloom<W> {
             seed,
         )
     }
+}
+
+/// The largest `P` whose lifetime `memory / P` exceeds `best` (0 if
+/// none): the planner's comparison, so rounding cannot let a `P` that
+/// would win be cut off.
+fn beating(memory: f64, best: f64) -> usize {
+    let mut p = libm::ceil(memory / best).min(usize::MAX as f64) as usize;
+    while p > 0 && memory / p as f64 <= best {
+        p -= 1;
+    }
+    while p < usize::MAX && memory / (p + 1) as f64 > best {
+        p += 1;
+    }
+    p
 }
 
 /// `target_fpr` in `(0, 1)` (NaN fails too).

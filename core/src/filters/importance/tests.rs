@@ -846,6 +846,108 @@ fn planner_searches_where_it_can() {
     assert!(below.predicted_fpr::<W8>(&law(2)).unwrap() > 0.05);
 }
 
+/// The planner's pruned search (each `(d, K)` searched only for a `P`
+/// that would beat the best so far) returns what the exhaustive search of
+/// its docs returns: the smallest `P` at every `d` and `K`, plans above
+/// `PLAN_MAX_RUN_BLOCKS` blocks' cells or refused by the constructor
+/// skipped, the longest memory kept, ties to the smaller `d`, then `K`.
+#[test]
+#[cfg_attr(miri, ignore = "numerics, not memory safety: too slow under Miri")]
+fn planner_is_the_exhaustive_search() {
+    fn exhaustive<W: Width>(
+        memory: usize,
+        target: f64,
+        eviction: Eviction,
+        insert: Insert,
+        layout: Layout,
+        weights: &[f64],
+    ) -> Option<std::string::String> {
+        let cells = memory / Block::BYTES * W::CELLS;
+        let mut best: Option<(f64, ImportanceParams)> = None;
+        for bits_per_cell in 1..=W::BITS {
+            for k in 1..=(W::CELLS.min(32) as u32) {
+                let base = ImportanceParams {
+                    eviction,
+                    layout,
+                    ..params(cells, bits_per_cell, k, 1, insert)
+                };
+                let Ok(levels) = base.level_distribution(weights) else {
+                    continue;
+                };
+                let Ok(planned) = base.with_smallest_p::<W>(target, weights) else {
+                    continue;
+                };
+                if planned.p > crate::stable::PLAN_MAX_RUN_BLOCKS * W::CELLS
+                    || planned.validate::<W>().is_err()
+                {
+                    continue;
+                }
+                let mean: f64 = levels.iter().map(|&(v, x)| f64::from(v) * x).sum();
+                let decrements = if eviction == Eviction::Sweep {
+                    mean - 0.5
+                } else {
+                    mean
+                };
+                let lifetime = decrements * cells as f64 / planned.p as f64;
+                if best.is_none_or(|(b, _)| lifetime > b) {
+                    best = Some((lifetime, planned));
+                }
+            }
+        }
+        best.map(|(_, p)| std::format!("{p:?}"))
+    }
+    let linear = ImportanceMap::Linear { top: 50 };
+    let mut checked = 0;
+    for target in [0.2, 0.02] {
+        for eviction in [Eviction::Random, Eviction::Sweep] {
+            for insert in [
+                Insert::ByImportance,
+                Insert::TwoClass { important_from: 26 },
+            ] {
+                for layout in [Layout::OneBlock, Layout::TwoBlocks] {
+                    let w = law(2);
+                    let want = exhaustive::<W8>(8 << 10, target, eviction, insert, layout, &w);
+                    let got = ImportanceParams::plan_with_layout::<W8>(
+                        8 << 10,
+                        target,
+                        eviction,
+                        insert,
+                        linear,
+                        &w,
+                        layout,
+                    );
+                    assert_eq!(
+                        got.ok().map(|p| std::format!("{p:?}")),
+                        want,
+                        "{target} {eviction:?} {insert:?} {layout:?}"
+                    );
+                    checked += usize::from(want.is_some());
+                }
+            }
+        }
+    }
+    // Cells of up to 16 bits: levels 1..=50 spread over `Max` up to 65 535.
+    let w = law(1);
+    let want = exhaustive::<W16>(
+        4096,
+        0.05,
+        Eviction::Random,
+        Insert::ByImportance,
+        Layout::TwoBlocks,
+        &w,
+    );
+    let got = ImportanceParams::plan::<W16>(
+        4096,
+        0.05,
+        Eviction::Random,
+        Insert::ByImportance,
+        linear,
+        &w,
+    );
+    assert_eq!(got.ok().map(|p| std::format!("{p:?}")), want);
+    assert!(checked >= 6 && want.is_some(), "{checked}");
+}
+
 /// The audit's plans the constructor refused: M/2-insert with every
 /// weighted importance important (`important_from` 1, or 26 with all the
 /// weight on 50) planned `d = 1`, whose `⌊Max/2⌋ = 0` the constructor
