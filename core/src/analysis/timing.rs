@@ -608,17 +608,25 @@ pub fn touched(placed: Placed, k: u32, s1: u32, s2: u32, d: f64) -> f64 {
     // pass over its states for each unit landing; the law's small tables
     // where they hold the states.
     let reach = Reach::new(placed, k, s1, s2);
-    if d.is_finite() && d > 0.0 && k > 0 && alternating_may_hold(&reach, d) {
-        let (sum, error) = inclusion_exclusion(&reach, d, reach.s);
-        if sum > 0.0 && error <= 1e-12 * sum {
-            return sum.min(1.0);
-        }
+    if let Some(sum) = by_alternating(&reach, k, d) {
+        return sum;
     }
     if (reach.s[0] + 1) * (reach.s[1] + 1) <= FEW_STATES {
         Touched::<FEW_STATES, FEW_ROWS>::new(placed, k, s1, s2, d).get(s1, s2)
     } else {
         Touched::<STATES>::new(placed, k, s1, s2, d).get(s1, s2)
     }
+}
+
+/// [`touched`] by the alternating sum, where it is tried (a finite `d > 0`,
+/// `k > 0`, [`alternating_may_hold`]) and its rounding bound holds:
+/// within `10^-12` of its value.
+fn by_alternating(reach: &Reach, k: u32, d: f64) -> Option<f64> {
+    if !(d.is_finite() && d > 0.0 && k > 0 && alternating_may_hold(reach, d)) {
+        return None;
+    }
+    let (sum, error) = inclusion_exclusion(reach, d, reach.s);
+    (sum > 0.0 && error <= 1e-12 * sum).then(|| sum.min(1.0))
 }
 
 /// Whether the alternating sum may be within its `10^-12` for `reach`'s
@@ -1335,9 +1343,7 @@ mod tests {
                     _ => (k, 0),
                 };
                 for d in [2.5, 10.0, 40.0, 1000.0] {
-                    let reach = Reach::new(placed, k, s1, s2);
-                    let (sum, error) = inclusion_exclusion(&reach, d, reach.s);
-                    let fast = sum > 0.0 && error <= 1e-12 * sum;
+                    let fast = by_alternating(&Reach::new(placed, k, s1, s2), k, d).is_some();
                     let calls = 20;
                     let start = std::time::Instant::now();
                     let mut v = 0.0;
