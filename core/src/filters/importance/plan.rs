@@ -343,9 +343,8 @@ impl ImportanceParams {
                 // is below, and nothing that could win is skipped). With
                 // cells of many bits the model costs a factor per level
                 // in use, and most `(d, K)` lose at one evaluation.
-                let most = best.map_or(max_p, |(b, _)| {
-                    beating(decrements * cells as f64, b).min(max_p)
-                });
+                let most =
+                    best.map_or(max_p, |(b, _)| beating(decrements * cells as f64, b, max_p));
                 if most == 0 {
                     continue;
                 }
@@ -418,15 +417,15 @@ impl<W: Width> ImportanceBloom<W> {
     }
 }
 
-/// The largest `P` whose lifetime `memory / P` exceeds `best` (0 if
-/// none): the planner's comparison, so rounding cannot let a `P` that
-/// would win be cut off.
-fn beating(memory: f64, best: f64) -> usize {
-    let mut p = libm::ceil(memory / best).min(usize::MAX as f64) as usize;
+/// The largest `P` up to `most` whose lifetime `memory / P` exceeds
+/// `best` (0 if none): the planner's comparison, so rounding cannot let a
+/// `P` that would win be cut off.
+fn beating(memory: f64, best: f64, most: usize) -> usize {
+    let mut p = libm::ceil(memory / best).min(most as f64) as usize;
     while p > 0 && memory / p as f64 <= best {
         p -= 1;
     }
-    while p < usize::MAX && memory / (p + 1) as f64 > best {
+    while p < most && memory / (p + 1) as f64 > best {
         p += 1;
     }
     p
