@@ -94,7 +94,10 @@ default; --scale 1 is the paper's) that query the next item
 with penalties drawn from U[1, 10), score it and insert it. Each filter takes
 its own k in 1..=30 with the least total penalty. Prints the penalty ratio
 standard/inferential and the Posterior Error (eq. 28) beside the paper's
-figures, on the paper's unblocked layout; then what the one-block and
+figures, and the calibration gap (in the posterior bin of eq. 28 where the
+observed frequency of items in the window is farthest from the mean
+posterior, observed minus posterior), on the paper's unblocked layout;
+then what the one-block and
 two-block layouts change at the same k (Posterior Error, ratio, ns per step).
 Then the Age-Partitioned Bloom filter beside the unblocked filters in the
 same w·bpi bits on the same streams: g = ⌈w/l⌉ (no false negative in the
@@ -353,6 +356,11 @@ pub struct Trial {
     pub inferential_answers: Outcomes,
     /// Posterior Error (eq. 28).
     pub posterior_error: f64,
+    /// The bin of eq. 28 (among those holding at least 1 % of the
+    /// queries) whose observed frequency is farthest from its mean
+    /// posterior: that mean posterior, and observed minus it (above 0: the
+    /// model was under-confident there).
+    pub calibration_gap: (f64, f64),
     /// Wall time per step (query, posterior, decision, scoring, insert).
     pub ns_per_step: f64,
 }
@@ -420,8 +428,26 @@ fn trial_in<W: Width>(
         standard_answers,
         inferential_answers,
         posterior_error: pe.value(),
+        calibration_gap: widest_gap(&pe),
         ns_per_step: ns,
     }))
+}
+
+/// [`Trial::calibration_gap`] of `pe`: `(0, 0)` with no bin holding 1 %.
+fn widest_gap(pe: &PosteriorError) -> (f64, f64) {
+    let bins = pe.calibration();
+    let total: u64 = bins.iter().map(|b| b.queries).sum();
+    bins.iter()
+        .filter(|b| b.queries > 0 && b.queries * 100 >= total)
+        .map(|b| (b.mean_posterior, b.observed - b.mean_posterior))
+        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+        .unwrap_or((0.0, 0.0))
+}
+
+/// A calibration gap as the table prints it: observed minus mean
+/// posterior, at that mean posterior.
+fn gap((at, by): (f64, f64)) -> String {
+    format!("{by:+.3} at {at:.2}")
 }
 
 /// One trial in the narrowest cell holding `max(k, 3)` bits.
@@ -565,7 +591,11 @@ impl Report for TimingReport {
         let mut out = format!(
             "Timing filter, the paper's §5: {} warm-up insertions then {} query-then-insert \
              steps a trial; penalties U[1, 10); each filter at its own best k in 1..=30, \
-             bpt = max(k, 3), memory m·bpt; unblocked layout (the paper's model).\n",
+             bpt = max(k, 3), memory m·bpt; unblocked layout (the paper's model). \
+             calibration: in the bin of eq. 28 (of those holding 1 % of the queries) where \
+             the observed frequency of items in the window is farthest from the mean \
+             posterior, observed minus posterior (above 0: the model under-confident), \
+             at that posterior.\n",
             self.warm_up, self.steps
         );
         for s in &self.streams {
@@ -589,6 +619,7 @@ impl Report for TimingReport {
                 ("penalty inf", Align::Right),
                 ("ratio std/inf", Align::Right),
                 ("PE", Align::Right),
+                ("calibration", Align::Right),
                 ("FN std", Align::Right),
                 ("ns/step", Align::Right),
             ]);
@@ -603,6 +634,7 @@ impl Report for TimingReport {
                     num(Some(u.inferential.inferential_answers.penalty), 0),
                     num(Some(u.ratio()), 2),
                     num(Some(u.inferential.posterior_error), 4),
+                    gap(u.inferential.calibration_gap),
                     p.false_negatives_standard.to_string(),
                     num(Some(u.inferential.ns_per_step), 0),
                 ]);
@@ -1231,6 +1263,33 @@ mod tests {
         assert!((s.pos_neg() - (std::f64::consts::E - 1.0)).abs() < 0.02);
     }
 
+    /// The calibration gap: the bin farthest from its mean posterior among
+    /// those holding 1 % of the queries, signed, at that mean posterior.
+    #[test]
+    fn calibration_gap_is_the_widest_bin() {
+        let mut pe = PosteriorError::default();
+        assert_eq!(widest_gap(&pe), (0.0, 0.0));
+        // 0.42 on 100 queries, 60 in the window: +0.18 at 0.42.
+        for i in 0..100 {
+            pe.add(0.42, i < 60);
+        }
+        // 0.9 on 300 queries, 240 in the window: -0.10.
+        for i in 0..300 {
+            pe.add(0.9, i < 240);
+        }
+        // One query at 0.1, in the window (+0.9), under 1 % of 401+: ignored.
+        for _ in 0..200 {
+            pe.add(0.0, false);
+        }
+        pe.add(0.1, true);
+        let (at, by) = widest_gap(&pe);
+        assert!(
+            (at - 0.42).abs() < 1e-12 && (by - 0.18).abs() < 1e-12,
+            "{at} {by}"
+        );
+        assert_eq!(gap((at, by)), "+0.180 at 0.42");
+    }
+
     /// The plot from a hand-made report: per stream, standard and
     /// inferential per layout that has points, and the APBF; the SVG names
     /// them and its axes.
@@ -1249,6 +1308,7 @@ mod tests {
             standard_answers: outcomes(standard),
             inferential_answers: outcomes(inferential),
             posterior_error: 0.1,
+            calibration_gap: (0.5, 0.0),
             ns_per_step: 10.0,
         };
         let compared = |s, i| Compared {

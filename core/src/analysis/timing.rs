@@ -1177,10 +1177,28 @@ fn inclusion_exclusion(reach: &Reach, d: f64, c: [usize; 2]) -> (f64, f64) {
 /// pe.add(0.0, false);
 /// assert!((pe.value() - 0.025).abs() < 1e-12);
 /// ```
+///
+/// Beside eq. 28, [`calibration`](Self::calibration): each bin's mean
+/// posterior against its observed frequency, which eq. 28 does not show
+/// (it measures against the bins' midpoints, and its floor is 0.025).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PosteriorError {
     queries: [u64; 20],
     positives: [u64; 20],
+    /// The posteriors recorded in each bin, summed.
+    posteriors: [f64; 20],
+}
+
+/// One bin of [`PosteriorError::calibration`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Calibration {
+    /// The queries whose posterior fell in the bin.
+    pub queries: u64,
+    /// Their mean posterior: the model's probability that the item was in
+    /// the window.
+    pub mean_posterior: f64,
+    /// The fraction of them whose item was in the window.
+    pub observed: f64,
 }
 
 impl PosteriorError {
@@ -1191,6 +1209,40 @@ impl PosteriorError {
         let bin = ((posterior * 20.0) as usize).min(19);
         self.queries[bin] += 1;
         self.positives[bin] += u64::from(in_window);
+        self.posteriors[bin] += posterior;
+    }
+
+    /// The 20 bins of eq. 28, `[0, .05)` first: how many queries each
+    /// holds, their mean posterior and the fraction in the window (both 0
+    /// for an empty bin). A calibrated model has the two equal, up to the
+    /// sampling error `√(f(1 − f)/n)`; an observed frequency above the
+    /// mean posterior means the model was under-confident there.
+    ///
+    /// ```
+    /// use streambloom::analysis::timing::PosteriorError;
+    /// let mut pe = PosteriorError::default();
+    /// for (p, hit) in [(0.31, true), (0.33, false), (0.32, true), (0.9, true)] {
+    ///     pe.add(p, hit);
+    /// }
+    /// let bins = pe.calibration();
+    /// assert_eq!(bins[6].queries, 3); // [0.30, 0.35)
+    /// assert!((bins[6].mean_posterior - 0.32).abs() < 1e-12);
+    /// assert!((bins[6].observed - 2.0 / 3.0).abs() < 1e-12); // under-confident
+    /// assert_eq!((bins[18].queries, bins[18].observed), (1, 1.0));
+    /// ```
+    pub fn calibration(&self) -> [Calibration; 20] {
+        let mut out = [Calibration::default(); 20];
+        for (l, bin) in out.iter_mut().enumerate() {
+            let q = self.queries[l];
+            if q > 0 {
+                *bin = Calibration {
+                    queries: q,
+                    mean_posterior: self.posteriors[l] / q as f64,
+                    observed: self.positives[l] as f64 / q as f64,
+                };
+            }
+        }
+        out
     }
 
     /// Eq. 28 over the queries recorded (0 for none).
