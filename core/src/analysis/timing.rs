@@ -1204,12 +1204,19 @@ pub struct Calibration {
 impl PosteriorError {
     /// Records a query whose posterior was `posterior` and whose item was
     /// (`in_window`) or was not in the window. Posteriors outside
-    /// `[0, 1]` fall in the end bins.
+    /// `[0, 1]` fall in the end bins (NaN in the first), counted there as
+    /// the bin's edge, 0 or 1.
     pub fn add(&mut self, posterior: f64, in_window: bool) {
         let bin = ((posterior * 20.0) as usize).min(19);
         self.queries[bin] += 1;
         self.positives[bin] += u64::from(in_window);
-        self.posteriors[bin] += posterior;
+        // Counted where binned: outside `[0, 1]` (and NaN, binned first)
+        // at the end bin's edge, so that a mean stays a probability.
+        self.posteriors[bin] += if posterior.is_nan() {
+            0.0
+        } else {
+            posterior.clamp(0.0, 1.0)
+        };
     }
 
     /// The 20 bins of eq. 28, `[0, .05)` first: how many queries each
@@ -1229,6 +1236,12 @@ impl PosteriorError {
     /// assert!((bins[6].mean_posterior - 0.32).abs() < 1e-12);
     /// assert!((bins[6].observed - 2.0 / 3.0).abs() < 1e-12); // under-confident
     /// assert_eq!((bins[18].queries, bins[18].observed), (1, 1.0));
+    /// // Outside [0, 1], and NaN, count at the end bins' edges.
+    /// pe.add(f64::NAN, false);
+    /// pe.add(7.0, true);
+    /// let bins = pe.calibration();
+    /// assert_eq!((bins[0].queries, bins[0].mean_posterior), (1, 0.0));
+    /// assert_eq!((bins[19].queries, bins[19].mean_posterior), (1, 1.0));
     /// ```
     pub fn calibration(&self) -> [Calibration; 20] {
         let mut out = [Calibration::default(); 20];
