@@ -2,7 +2,7 @@ use super::*;
 use crate::analysis::importance::{Chain, zero_fraction};
 use crate::hash::{mix64, probes};
 use crate::rng::Rng;
-use crate::{Mask as _, W4, W8, W16};
+use crate::{Mask as _, W4, W8, W16, W32};
 use proptest::prelude::*;
 use std::vec;
 use std::vec::Vec;
@@ -899,7 +899,7 @@ fn planner_is_the_exhaustive_search() {
     let linear = ImportanceMap::Linear { top: 50 };
     let mut checked = 0;
     for target in [0.2, 0.02] {
-        for eviction in [Eviction::Random, Eviction::Sweep] {
+        for eviction in [Eviction::Random, Eviction::Sweep, Eviction::Interleaved] {
             for insert in [
                 Insert::ByImportance,
                 Insert::TwoClass { important_from: 26 },
@@ -926,26 +926,52 @@ fn planner_is_the_exhaustive_search() {
             }
         }
     }
-    // Cells of up to 16 bits: levels 1..=50 spread over `Max` up to 65 535.
+    // Cells of 16 and 32 bits: levels 1..=50 spread over `Max` up to
+    // 2^32 − 1.
     let w = law(1);
-    let want = exhaustive::<W16>(
-        4096,
-        0.05,
-        Eviction::Random,
-        Insert::ByImportance,
-        Layout::TwoBlocks,
-        &w,
-    );
-    let got = ImportanceParams::plan::<W16>(
-        4096,
-        0.05,
-        Eviction::Random,
-        Insert::ByImportance,
-        linear,
-        &w,
-    );
+    let mc = Insert::ByImportance;
+    let two = Layout::TwoBlocks;
+    let want = exhaustive::<W16>(4096, 0.05, Eviction::Random, mc, two, &w);
+    let got = ImportanceParams::plan::<W16>(4096, 0.05, Eviction::Random, mc, linear, &w);
     assert_eq!(got.ok().map(|p| std::format!("{p:?}")), want);
+    let wide = exhaustive::<W32>(4096, 0.02, Eviction::Sweep, mc, two, &w);
+    let got = ImportanceParams::plan::<W32>(4096, 0.02, Eviction::Sweep, mc, linear, &w);
+    assert_eq!(got.ok().map(|p| std::format!("{p:?}")), wide);
+    assert!(wide.is_some());
     assert!(checked >= 6 && want.is_some(), "{checked}");
+}
+
+/// What planning costs with many importance levels (cells of 16 bits,
+/// importances `1..=top` mapped linearly, uniform weights, 1 MiB, target
+/// 0.05): a report, not a test of speed.
+/// `cargo test --release -p streambloom --lib importance_plan_cost_report -- --ignored --nocapture`
+#[test]
+#[ignore = "a report: prints the planner's time"]
+fn importance_plan_cost_report() {
+    for top in [50u32, 500, 4000] {
+        let mut w = vec![1.0; top as usize + 1];
+        w[0] = 0.0;
+        let map = ImportanceMap::Linear { top };
+        for eviction in [Eviction::Random, Eviction::Sweep] {
+            let start = std::time::Instant::now();
+            let p = ImportanceParams::plan::<W16>(
+                1 << 20,
+                0.05,
+                eviction,
+                Insert::ByImportance,
+                map,
+                &w,
+            )
+            .unwrap();
+            std::println!(
+                "importances 1..={top:5} {eviction:?}: {:7.3} s  d {} K {} P {}",
+                start.elapsed().as_secs_f64(),
+                p.bits_per_cell,
+                p.k,
+                p.p
+            );
+        }
+    }
 }
 
 /// The audit's plans the constructor refused: M/2-insert with every
