@@ -292,7 +292,7 @@ pub fn blocked_error<W: Counter>(n: u64, blocks: usize, k: u32) -> f64 {
 /// The binomial tail [`binomial_ln_pmf`] drops: past the mean, the terms
 /// stop once those left sum to less than this. Like [`SATURATED`], far under
 /// any rate worth planning for; and it bounds the work to a few standard
-/// deviations past the mean (the two-block sum is quadratic in that count).
+/// deviations past the mean (the two-block sum is superlinear in that count).
 const TAIL: f64 = 1e-24;
 
 /// `ln P(J = j)` for `J ~ Binomial(n, p)`, `j` from 0 while the terms
@@ -380,6 +380,18 @@ pub fn two_block_error<W: Counter>(n: u64, blocks: usize, k: u32) -> f64 {
 /// Past saturation every half is covered: the tail's weight counts in
 /// `eₕ`, and in `sₕ` times a bound on `J₁ + J₂` there (twice the
 /// binomial's mean plus 12 standard deviations and 12).
+///
+/// The block receives `D = k₁J₁ + k₂J₂ = k₂S + (k₁ − k₂)J₁` draws, where
+/// `S = J₁ + J₂ ~ Binomial(2(n − 1), 1/blocks)` (the sum of two
+/// independent binomials of one `p`) and, given `S`, `J₁` is
+/// hypergeometric (`S` draws from `2(n − 1)`, half of them first
+/// halves; Vandermonde's identity). The halves differ by at most one
+/// draw, so with `k` even `D = k₂S` and one pass over `S` advancing the
+/// coverage `k₂` draws a step is the whole sum; with `k` odd each `S`
+/// adds a window of `J₁` around `S/2` (its terms below `10^-24` of the
+/// largest dropped), one draw a step. That costs `O(S·√S)` draws where
+/// the double sum over `(J₁, J₂)` cost `O(S²·k₁)`; it is the same sum
+/// (the tests compare them), in a different order.
 pub(crate) fn two_block_halves<W: Counter>(n: u64, blocks: usize, k1: u32, k2: u32) -> [f64; 4] {
     let cells = W::CELLS.min(MAX_CELLS);
     let p = 1.0 / blocks.max(1) as f64;
@@ -393,53 +405,133 @@ pub(crate) fn two_block_halves<W: Counter>(n: u64, blocks: usize, k1: u32, k2: u
             *x = libm::pow(u as f64 / cells as f64, f64::from(draws));
         }
     }
-    let covered = |c: &Coverage, half: usize| -> f64 {
-        (0..=cells).map(|u| c.covered[u] * inside[half][u]).sum()
+    let covered = |c: &Coverage| -> [f64; 2] {
+        [0, 1].map(|half| (0..=cells).map(|u| c.covered[u] * inside[half][u]).sum())
     };
-    // Σ over J₂ = j₂ (outer) and J₁ = j₁ (inner) of P(j₁)P(j₂) times each
-    // half's coverage after `k₂j₂ + k₁j₁` draws; a state past saturation
-    // covers everything for every larger count.
     let mut out = [0.0; 4];
-    let saturated = |out: &mut [f64; 4], rest: f64| {
-        out[0] += rest;
-        out[2] += rest;
-        out[1] += rest * tail_halves;
-        out[3] += rest * tail_halves;
+    // Adds `w` of halves covered with probabilities `c`, `halves` other
+    // halves in the block.
+    let mut add = |w: f64, c: [f64; 2], halves: f64| {
+        out[0] += w * c[0];
+        out[1] += w * c[0] * halves;
+        out[2] += w * c[1];
+        out[3] += w * c[1] * halves;
     };
-    let mut outer = Coverage::new::<W>(k2);
-    let mut outer_weight: f64 = 0.0;
-    for (j2, ln_w2) in binomial_ln_pmf(others, p) {
-        let w2 = libm::exp(ln_w2);
-        if outer.escape() < SATURATED {
-            saturated(&mut out, (1.0 - outer_weight).max(0.0));
-            break;
+    // A larger `k₁` than `k₂` by more than one draw is not a halving.
+    debug_assert!(k1 >= k2 && k1 - k2 <= 1);
+    let odd = k1 > k2;
+    // The coverage after `k₂S` draws, and after the last window's start.
+    let mut at_s = Coverage::new::<W>(k2);
+    let mut run = (at_s.clone(), 0u64);
+    let mut weight: f64 = 0.0;
+    // `2(n − 1)` saturates at `u64::MAX`: a change of `2^-64` in the law.
+    for (s, ln_w) in binomial_ln_pmf(others.saturating_mul(2), p) {
+        if at_s.escape() < SATURATED {
+            // Every draw count from here on covers everything.
+            let rest = (1.0 - weight).max(0.0);
+            add(rest, [1.0, 1.0], tail_halves);
+            return out;
         }
-        outer_weight += w2;
-        // A negligible `P(j₂)`: nothing to add (the state still advances).
-        let mut inner = outer.clone();
-        let mut inner_weight: f64 = 0.0;
-        for (j1, ln_w1) in binomial_ln_pmf(others, p).take_while(|_| w2 > 0.0) {
-            if inner.escape() < SATURATED {
-                saturated(&mut out, w2 * (1.0 - inner_weight).max(0.0));
-                break;
-            }
-            let w = w2 * libm::exp(ln_w1);
-            inner_weight += libm::exp(ln_w1);
-            let halves = (j1 + j2) as f64;
-            let (c1, c2) = (covered(&inner, 0), covered(&inner, 1));
-            out[0] += w * c1;
-            out[1] += w * c1 * halves;
-            out[2] += w * c2;
-            out[3] += w * c2 * halves;
-            for _ in 0..k1 {
-                inner.add_draw();
+        let w = libm::exp(ln_w);
+        weight += w;
+        if w > 0.0 {
+            let halves = s as f64;
+            if odd {
+                let window = Hypergeometric::new(others, s);
+                let start = u64::from(k2) * s + window.lo;
+                if run.1 > start {
+                    run = (at_s.clone(), u64::from(k2) * s);
+                }
+                while run.1 < start {
+                    run.0.add_draw();
+                    run.1 += 1;
+                }
+                let mut c = run.0.clone();
+                let (mut sum, mut cover, mut full) = (0.0, [0.0; 2], false);
+                for t in window {
+                    full = full || c.escape() < SATURATED;
+                    let h = if full { [1.0, 1.0] } else { covered(&c) };
+                    sum += t;
+                    cover[0] += t * h[0];
+                    cover[1] += t * h[1];
+                    if !full {
+                        c.add_draw();
+                    }
+                }
+                add(w, [cover[0] / sum, cover[1] / sum], halves);
+            } else {
+                add(w, covered(&at_s), halves);
             }
         }
         for _ in 0..k2 {
-            outer.add_draw();
+            at_s.add_draw();
         }
     }
     out
+}
+
+/// The law of `J₁` given `J₁ + J₂ = s`, `J₁, J₂` independent binomials of
+/// `n` trials and one `p`: hypergeometric, `C(n, j)·C(n, s − j)/C(2n, s)`.
+/// Yields its unnormalised terms from the first not below `10^-24` of the
+/// mode's (which is 1) to the last, by the ratio of neighbours (no
+/// factorial of `n`, which may be near `2^64`).
+struct Hypergeometric {
+    n: f64,
+    s: f64,
+    /// The first `j` yielded.
+    lo: u64,
+    /// The last `j` of the support.
+    hi: u64,
+    j: u64,
+    term: f64,
+    mode: u64,
+}
+
+impl Hypergeometric {
+    fn new(n: u64, s: u64) -> Hypergeometric {
+        let (lo, hi) = (s.saturating_sub(n), s.min(n));
+        let mode = s.div_ceil(2).clamp(lo, hi);
+        let (nf, sf) = (n as f64, s as f64);
+        // Down from the mode: `P(j − 1)/P(j) = j(n − s + j) / ((n − j + 1)(s − j + 1))`.
+        let (mut j, mut term) = (mode, 1.0);
+        while j > lo {
+            let jf = j as f64;
+            let down = term * jf * (nf - sf + jf) / ((nf - jf + 1.0) * (sf - jf + 1.0));
+            if down < NEGLIGIBLE {
+                break;
+            }
+            term = down;
+            j -= 1;
+        }
+        Hypergeometric {
+            n: nf,
+            s: sf,
+            lo: j,
+            hi,
+            j,
+            term,
+            mode,
+        }
+    }
+}
+
+/// The smallest hypergeometric term kept, relative to the mode's.
+const NEGLIGIBLE: f64 = 1e-24;
+
+impl Iterator for Hypergeometric {
+    type Item = f64;
+
+    fn next(&mut self) -> Option<f64> {
+        if self.j > self.hi || (self.j > self.mode && self.term < NEGLIGIBLE) {
+            return None;
+        }
+        let out = self.term;
+        // Up: `P(j + 1)/P(j) = (n − j)(s − j) / ((j + 1)(n − s + j + 1))`.
+        let j = self.j as f64;
+        self.term *= (self.n - j) * (self.s - j) / ((j + 1.0) * (self.n - self.s + j + 1.0));
+        self.j += 1;
+        Some(out)
+    }
 }
 
 /// The expected over-estimate rate of Minimum Selection under `layout`:
@@ -598,6 +690,101 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// [`two_block_halves`] summed the direct way: over `J₂` and `J₁`
+    /// independently, each pair's coverage after `k₁J₁ + k₂J₂` draws
+    /// computed afresh, a saturated coverage counting as all covered (no
+    /// tail bound). Returns the sums and whether any state saturated.
+    fn halves_by_both_binomials<W: Counter>(
+        n: u64,
+        blocks: usize,
+        k1: u32,
+        k2: u32,
+    ) -> ([f64; 4], bool) {
+        let cells = W::CELLS.min(MAX_CELLS);
+        let p = 1.0 / blocks as f64;
+        let others = n.saturating_sub(1);
+        let (mut out, mut saturated) = ([0.0; 4], false);
+        let mut outer = Coverage::new::<W>(k2);
+        for (j2, ln_w2) in binomial_ln_pmf(others, p) {
+            let mut c = outer.clone();
+            for (j1, ln_w1) in binomial_ln_pmf(others, p) {
+                let w = libm::exp(ln_w1 + ln_w2);
+                let full = c.escape() < SATURATED;
+                saturated |= full;
+                let halves = (j1 + j2) as f64;
+                for (h, draws) in [k1, k2].into_iter().enumerate() {
+                    let e: f64 = if full {
+                        1.0
+                    } else {
+                        (0..=cells)
+                            .map(|u| {
+                                c.covered[u] * libm::pow(u as f64 / cells as f64, f64::from(draws))
+                            })
+                            .sum()
+                    };
+                    out[2 * h] += w * e;
+                    out[2 * h + 1] += w * e * halves;
+                }
+                for _ in 0..k1 {
+                    c.add_draw();
+                }
+            }
+            for _ in 0..k2 {
+                outer.add_draw();
+            }
+        }
+        (out, saturated)
+    }
+
+    /// The one pass over `S = J₁ + J₂` (with `J₁`'s hypergeometric window
+    /// for odd `k`) is the double sum over `(J₁, J₂)`, for even and odd
+    /// `k`, few and many items a block, every width: the rates to `10^-12`
+    /// (absolute and relative), and the weighted halves as well where
+    /// nothing saturates (past saturation the one pass bounds them above).
+    #[test]
+    fn two_block_halves_is_the_double_sum() {
+        fn check<W: Counter>() {
+            for (n, blocks) in [
+                (1u64, 3usize),
+                (2, 2),
+                (30, 2),
+                (400, 50),
+                (3000, 100),
+                (5000, 60),
+                (20_000, 500),
+            ] {
+                for k in [2u32, 3, 4, 5, 8, 9, 16, 33, 64] {
+                    let (k1, k2) = crate::hash::Layout::TwoBlocks.halves(k.min(W::CELLS as u32));
+                    if k2 == 0 {
+                        continue;
+                    }
+                    let ours = two_block_halves::<W>(n, blocks, k1, k2);
+                    let (theirs, saturated) = halves_by_both_binomials::<W>(n, blocks, k1, k2);
+                    let near =
+                        |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0);
+                    let what = std::format!(
+                        "{} cells n {n} blocks {blocks} k {k}: {ours:?} vs {theirs:?}",
+                        W::CELLS
+                    );
+                    assert!(
+                        near(ours[0], theirs[0]) && near(ours[2], theirs[2]),
+                        "{what}"
+                    );
+                    for i in [1, 3] {
+                        if saturated {
+                            assert!(ours[i] >= theirs[i] * (1.0 - 1e-12), "{what}");
+                        } else {
+                            assert!(near(ours[i], theirs[i]), "{what}");
+                        }
+                    }
+                }
+            }
+        }
+        check::<W8>();
+        check::<W16>();
+        check::<W32>();
     }
 
     #[test]

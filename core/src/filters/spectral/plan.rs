@@ -572,6 +572,37 @@ mod tests {
         check::<W32>();
     }
 
+    /// The planner's time in the default two-block layout, where the
+    /// two-block model costs most (many items a block at high targets,
+    /// 64 counters a block):
+    /// `cargo test --release -p streambloom --lib spectral_plan_cost_report -- --ignored --nocapture`
+    #[test]
+    #[ignore = "a report: cargo test --release -p streambloom --lib spectral_plan_cost_report -- --ignored --nocapture"]
+    fn spectral_plan_cost_report() {
+        fn row<W: Counter>(n: u64, target: f64) {
+            let start = std::time::Instant::now();
+            let p = SpectralParams::<MinimumSelection>::plan::<W>(n, target).unwrap();
+            std::println!(
+                "W{:2} n {n:9} target {target:5}: {:7.3} s  counters {} k {}",
+                W::BITS,
+                start.elapsed().as_secs_f64(),
+                p.counters,
+                p.k
+            );
+        }
+        for (n, target) in [
+            (1000, 0.001),
+            (100_000, 0.01),
+            (100_000, 0.1),
+            (100_000, 0.5),
+            (10_000_000, 0.9),
+        ] {
+            row::<W8>(n, target);
+            row::<W16>(n, target);
+            row::<W32>(n, target);
+        }
+    }
+
     #[test]
     #[ignore = "a report: cargo test -p streambloom --lib report_spectral_plan -- --ignored --nocapture"]
     fn report_spectral_plan() {
