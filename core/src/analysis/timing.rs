@@ -653,7 +653,7 @@ const SIDE: usize = MAX_TIMERS as usize + 1;
 /// (at most `33 · 33`, at `s1 = s2 = 32`), or `u <= 64` in one block or
 /// unblocked: 8.5 KiB a table, so that [`touched`] runs on a firmware
 /// stack (no allocator).
-const STATES: usize = (SIDE / 2 + 1) * (SIDE / 2 + 1);
+pub(crate) const STATES: usize = (SIDE / 2 + 1) * (SIDE / 2 + 1);
 /// Covered-count states of the small tables [`touched`] uses where they
 /// suffice (9 · 9: up to 8 given timers in each of two blocks, or all 64
 /// in one), so that the common query does not clear 8.5 KiB tables.
@@ -1102,14 +1102,7 @@ impl<const N: usize, const R: usize> Touched<N, R> {
         let s = self.reach.s;
         let c = Reach::new(placed, 0, c1, c2).s;
         let c = [c[0].min(s[0]), c[1].min(s[1])];
-        let series = if self.series {
-            // P(a given c of the s covered | u covered) = C(u, c) / C(s, c).
-            let within = |c: usize, s: usize, u: usize| -> f64 {
-                (0..c)
-                    .map(|i| (u as f64 - i as f64) / (s - i) as f64)
-                    .product::<f64>()
-                    .max(0.0)
-            };
+        let series = self.series.then(|| {
             let row = s[1] + 1;
             let mut sum = 0.0;
             for u1 in c[0]..=s[0] {
@@ -1118,10 +1111,58 @@ impl<const N: usize, const R: usize> Touched<N, R> {
                     sum += self.law[u1 * row + u2] * g1 * within(c[1], s[1], u2);
                 }
             }
-            Some(sum)
-        } else {
-            None
-        };
+            sum
+        });
+        self.finish(c, series)
+    }
+
+    /// [`get`](Self::get) for every `c1 <= s1` and `c2 <= s2` at once (the
+    /// capped counts of `new`), into `out[c1·(s2 + 1) + c2]`, the law's
+    /// shape: the series as two products of `(s + 1)²` matrices with the
+    /// law, where `get` for each costs `s1·s2·(c1 + c2)`. The filter's
+    /// cache of two blocks at `k = 64` (33 · 33 slots) took 6.4–8.1 ms by
+    /// `get`, 0.46–0.87 ms so (Zen 3; `inference_cost_report` in
+    /// `filters/timing/infer.rs` prints it). Returns the capped `(s1, s2)`.
+    pub(crate) fn get_all(&self, out: &mut [f64; N]) -> [usize; 2] {
+        let s = self.reach.s;
+        let row = s[1] + 1;
+        let states = (s[0] + 1) * row;
+        if self.series {
+            // `by_first[c1·row + u2] = Σ_u1 w(c1, s1, u1) law[u1, u2]`,
+            // `w(c, s, u) = C(u, c)/C(s, c)`, one row of `w` at a time.
+            let mut by_first = [0.0; N];
+            let mut w = [1.0; SIDE];
+            for c1 in 0..=s[0] {
+                let to = &mut by_first[c1 * row..(c1 + 1) * row];
+                for (u1, &g1) in w.iter().enumerate().take(s[0] + 1).skip(c1) {
+                    for (t, l) in to.iter_mut().zip(&self.law[u1 * row..(u1 + 1) * row]) {
+                        *t += l * g1;
+                    }
+                }
+                next_within(&mut w[..=s[0]], c1, s[0]);
+            }
+            let mut w = [1.0; SIDE];
+            out[..states].fill(0.0);
+            for c2 in 0..=s[1] {
+                for c1 in 0..=s[0] {
+                    let from = &by_first[c1 * row..(c1 + 1) * row];
+                    out[c1 * row + c2] = (c2..=s[1]).map(|u2| from[u2] * w[u2]).sum();
+                }
+                next_within(&mut w[..=s[1]], c2, s[1]);
+            }
+        }
+        for c1 in 0..=s[0] {
+            for c2 in 0..=s[1] {
+                let v = &mut out[c1 * row + c2];
+                *v = self.finish([c1, c2], self.series.then_some(*v));
+            }
+        }
+        s
+    }
+
+    /// The answer for `c` timers from the law's series (if it holds), or
+    /// the inclusion–exclusion sum where that rounds less.
+    fn finish(&self, c: [usize; 2], series: Option<f64>) -> f64 {
         let eps = f64::EPSILON;
         let series_error = series.map(|v| 16.0 * eps * (libm::fabs(v) + 2.0 * self.negative));
         if let (Some(v), Some(e)) = (series, series_error)
@@ -1133,6 +1174,24 @@ impl<const N: usize, const R: usize> Touched<N, R> {
         match (series, series_error) {
             (Some(v), Some(e)) if e <= alt_error => v.clamp(0.0, 1.0),
             _ => alt.clamp(0.0, 1.0),
+        }
+    }
+}
+
+/// `P(a given c of s timers are covered | u covered) = C(u, c) / C(s, c)`.
+fn within(c: usize, s: usize, u: usize) -> f64 {
+    (0..c)
+        .map(|i| (u as f64 - i as f64) / (s - i) as f64)
+        .product::<f64>()
+        .max(0.0)
+}
+
+/// `w[u] = within(c, s, u)` for every `u` into `within(c + 1, s, u)`, by
+/// the product's next factor (nothing past `c = s`).
+fn next_within(w: &mut [f64], c: usize, s: usize) {
+    if c < s {
+        for (u, x) in w.iter_mut().enumerate() {
+            *x = (*x * (u as f64 - c as f64) / (s - c) as f64).max(0.0);
         }
     }
 }

@@ -2,7 +2,7 @@
 //! an item's timers say, and `F(c, 0, B)` for the layout in use.
 
 use super::{TimingLayout, TimingParams};
-use crate::analysis::timing::{Age, Distinct, Placed, Touched, touched};
+use crate::analysis::timing::{Age, Distinct, Placed, STATES, Touched, touched};
 use crate::hash::Layout;
 
 /// What an item's timers say (paper §4): `λ_x` ([`age`](Self::age)), and
@@ -103,18 +103,24 @@ impl Inference {
         // `c <= k` (the covered ones are a uniform subset), and one of
         // `(k1, k2)` every split: no sum of alternating signs, which past
         // 40 timers cancels to noise (see `touched`).
+        // Counts past the law's (capped at the cells there are) read its
+        // last, as `Touched::get` caps them.
         let mut cache = [1.0; SLOTS];
+        let mut all = [0.0; STATES];
         let one: Touched = Touched::new(placed, k, k, 0, d);
+        let [s, _] = one.get_all(&mut all);
         for (c, slot) in cache.iter_mut().enumerate().take(k as usize + 1) {
-            *slot = one.get(c as u32, 0);
+            *slot = all[c.min(s)];
         }
         let two = params.layout == TimingLayout::TwoBlocks && blocks > 1;
         if two {
             let (k1, k2) = Layout::TwoBlocks.halves(k);
             let both: Touched = Touched::new(placed, k, k1, k2, d);
+            let [s1, s2] = both.get_all(&mut all);
             for c1 in 0..=k1 {
                 for c2 in 1..=k2 {
-                    cache[slot(c1, c2)] = both.get(c1, c2);
+                    let (u1, u2) = ((c1 as usize).min(s1), (c2 as usize).min(s2));
+                    cache[slot(c1, c2)] = all[u1 * (s2 + 1) + u2];
                 }
             }
         }
@@ -168,7 +174,8 @@ mod tests {
     /// The cache, filled from one law of the covered counts, holds what
     /// [`touched`] computes slot by slot (to `10^-10` relative: a
     /// different law, of `c` rather than `k` timers), in every layout,
-    /// for the largest `k` and for a `k` whose halves differ.
+    /// for the largest `k`, for a `k` whose halves differ, and in blocks
+    /// of fewer cells than `k`.
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-10 * a.abs().max(b.abs()) + 1e-300
     }
@@ -180,13 +187,20 @@ mod tests {
             TimingLayout::TwoBlocks,
             TimingLayout::Unblocked,
         ] {
-            for (k, block) in [(64, 40), (7, 3), (1, 1)] {
+            for (k, block, cells) in [
+                (64, 40, 64),
+                (7, 3, 64),
+                (1, 1, 64),
+                (64, 40, 16),
+                (9, 5, 4),
+            ] {
                 let params = TimingParams {
                     layout,
                     ..TimingParams::new(64 * 16, k, 100, block, 0, 8)
                 };
                 let distinct = Distinct::zipf(1000).unwrap();
-                let inference = Inference::new(&params, 16, 64, distinct);
+                // Blocks of fewer cells than `k` cap the counts.
+                let inference = Inference::new(&params, 16, cells, distinct);
                 let d = distinct.at(block as f64);
                 let (k1, k2) = Layout::TwoBlocks.halves(k);
                 for c in 0..=k {
@@ -206,6 +220,34 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// The time to build the model (`new`, and again on `set_stream`) by
+    /// layout and `k`, W8 blocks:
+    /// `cargo test --release -p streambloom --lib inference_cost_report -- --ignored --nocapture`
+    #[test]
+    #[ignore = "a report: cargo test --release -p streambloom --lib inference_cost_report -- --ignored --nocapture"]
+    fn inference_cost_report() {
+        for layout in [
+            TimingLayout::OneBlock,
+            TimingLayout::TwoBlocks,
+            TimingLayout::Unblocked,
+        ] {
+            for k in [3, 8, 16, 32, 64] {
+                let params = TimingParams {
+                    layout,
+                    ..TimingParams::new(64 * 4096, k, 1 << 14, 1 << 10, 0, 8)
+                };
+                let distinct = Distinct::uniform(1e5).unwrap();
+                let calls = 20;
+                let start = std::time::Instant::now();
+                for _ in 0..calls {
+                    core::hint::black_box(Inference::new(&params, 4096, 64, distinct));
+                }
+                let each = start.elapsed().as_secs_f64() / f64::from(calls);
+                std::println!("{layout:?} k {k:2}: {:9.1} us", each * 1e6);
             }
         }
     }
