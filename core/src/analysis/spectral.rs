@@ -385,11 +385,11 @@ pub fn two_block_error<W: Counter>(n: u64, blocks: usize, k: u32) -> f64 {
 /// `S = J₁ + J₂ ~ Binomial(2(n − 1), 1/blocks)` (the sum of two
 /// independent binomials of one `p`) and, given `S`, `J₁` is
 /// hypergeometric (`S` draws from `2(n − 1)`, half of them first
-/// halves; Vandermonde's identity). The halves differ by at most one
-/// draw, so with `k` even `D = k₂S` and one pass over `S` advancing the
-/// coverage `k₂` draws a step is the whole sum; with `k` odd each `S`
-/// adds a window of `J₁` around `S/2` (its terms below `10^-24` of the
-/// largest dropped), one draw a step. That costs `O(S·√S)` draws where
+/// halves; Vandermonde's identity). With `k` even the halves are equal,
+/// `D = k₂S`, and one pass over `S` advancing the coverage `k₂` draws a
+/// step is the whole sum; with `k` odd each `S` adds a window of `J₁`
+/// around `S/2` (its terms below `10^-24` of the largest dropped),
+/// `k₁ − k₂ = 1` draw a step. That costs `O(S·√S)` draws where
 /// the double sum over `(J₁, J₂)` cost `O(S²·k₁)`; it is the same sum
 /// (the tests compare them), in a different order.
 pub(crate) fn two_block_halves<W: Counter>(n: u64, blocks: usize, k1: u32, k2: u32) -> [f64; 4] {
@@ -417,9 +417,10 @@ pub(crate) fn two_block_halves<W: Counter>(n: u64, blocks: usize, k1: u32, k2: u
         out[2] += w * c[1];
         out[3] += w * c[1] * halves;
     };
-    // A larger `k₁` than `k₂` by more than one draw is not a halving.
-    debug_assert!(k1 >= k2 && k1 - k2 <= 1);
-    let odd = k1 > k2;
+    // The first half is the larger: `k₁ − k₂` more draws for each of
+    // the `J₁` first halves (0 or 1 as the layout halves `k`).
+    debug_assert!(k1 >= k2);
+    let extra = u64::from(k1 - k2);
     // The coverage after `k₂S` draws, and after the last window's start.
     let mut at_s = Coverage::new::<W>(k2);
     let mut run = (at_s.clone(), 0u64);
@@ -436,9 +437,9 @@ pub(crate) fn two_block_halves<W: Counter>(n: u64, blocks: usize, k1: u32, k2: u
         weight += w;
         if w > 0.0 {
             let halves = s as f64;
-            if odd {
+            if extra > 0 {
                 let window = Hypergeometric::new(others, s);
-                let start = u64::from(k2) * s + window.lo;
+                let start = u64::from(k2) * s + extra * window.lo;
                 if run.1 > start {
                     run = (at_s.clone(), u64::from(k2) * s);
                 }
@@ -455,7 +456,9 @@ pub(crate) fn two_block_halves<W: Counter>(n: u64, blocks: usize, k1: u32, k2: u
                     cover[0] += t * h[0];
                     cover[1] += t * h[1];
                     if !full {
-                        c.add_draw();
+                        for _ in 0..extra {
+                            c.add_draw();
+                        }
                     }
                 }
                 add(w, [cover[0] / sum, cover[1] / sum], halves);
@@ -755,17 +758,16 @@ mod tests {
                 (5000, 60),
                 (20_000, 500),
             ] {
-                for k in [2u32, 3, 4, 5, 8, 9, 16, 33, 64] {
-                    let (k1, k2) = crate::hash::Layout::TwoBlocks.halves(k.min(W::CELLS as u32));
-                    if k2 == 0 {
-                        continue;
-                    }
+                // The layout's halves, and first halves larger by more.
+                let halves = [2u32, 3, 4, 5, 8, 9, 16, 33, 64]
+                    .map(|k| crate::hash::Layout::TwoBlocks.halves(k.min(W::CELLS as u32)));
+                for (k1, k2) in halves.into_iter().chain([(5, 2), (9, 3)]) {
                     let ours = two_block_halves::<W>(n, blocks, k1, k2);
                     let (theirs, saturated) = halves_by_both_binomials::<W>(n, blocks, k1, k2);
                     let near =
                         |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0);
                     let what = std::format!(
-                        "{} cells n {n} blocks {blocks} k {k}: {ours:?} vs {theirs:?}",
+                        "{} cells n {n} blocks {blocks} halves ({k1}, {k2}): {ours:?} vs {theirs:?}",
                         W::CELLS
                     );
                     assert!(
