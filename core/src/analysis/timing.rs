@@ -653,7 +653,7 @@ const SIDE: usize = MAX_TIMERS as usize + 1;
 /// (at most `33 · 33`, at `s1 = s2 = 32`), or `u <= 64` in one block or
 /// unblocked: 8.5 KiB a table, so that [`touched`] runs on a firmware
 /// stack (no allocator).
-pub(crate) const STATES: usize = (SIDE / 2 + 1) * (SIDE / 2 + 1);
+const STATES: usize = (SIDE / 2 + 1) * (SIDE / 2 + 1);
 /// Covered-count states of the small tables [`touched`] uses where they
 /// suffice (9 · 9: up to 8 given timers in each of two blocks, or all 64
 /// in one), so that the common query does not clear 8.5 KiB tables.
@@ -1117,23 +1117,25 @@ impl<const N: usize, const R: usize> Touched<N, R> {
     }
 
     /// [`get`](Self::get) for every `c1 <= s1` and `c2 <= s2` at once (the
-    /// capped counts of `new`), into `out[c1·(s2 + 1) + c2]`, the law's
-    /// shape: the series as two products of `(s + 1)²` matrices with the
-    /// law, where `get` for each costs `s1·s2·(c1 + c2)`. The filter's
-    /// cache of two blocks at `k = 64` (33 · 33 slots) took 6.4–8.1 ms by
-    /// `get`, 0.46–0.87 ms so (Zen 3; `inference_cost_report` in
-    /// `filters/timing/infer.rs` prints it). Returns the capped `(s1, s2)`.
-    pub(crate) fn get_all(&self, out: &mut [f64; N]) -> [usize; 2] {
+    /// capped counts of `new`), each given to `each(c1, c2, value)`: the
+    /// series as two products of `(s + 1)²` matrices with the law, where
+    /// `get` for each costs `s1·s2·(c1 + c2)`. The filter's cache of two
+    /// blocks at `k = 64` (33 · 33 slots) took 6.4–8.1 ms by `get`,
+    /// 0.46–0.87 ms so (Zen 3; `inference_cost_report` in
+    /// `filters/timing/infer.rs` prints it). One table of the law's size
+    /// on the stack, no more than `new` used. Returns the capped `(s1, s2)`.
+    pub(crate) fn get_all(&self, mut each: impl FnMut(usize, usize, f64)) -> [usize; 2] {
         let s = self.reach.s;
         let row = s[1] + 1;
-        let states = (s[0] + 1) * row;
+        // `sums[c1·row + u2] = Σ_u1 w(c1, s1, u1) law[u1, u2]`, `w(c, s, u)
+        // = C(u, c)/C(s, c)`, one row of `w` at a time; then in place
+        // `sums[c1·row + c2] = Σ_u2 w(c2, s2, u2) sums[c1·row + u2]`
+        // (a slot is read for its own `c2` and by no larger one).
+        let mut sums = [0.0; N];
         if self.series {
-            // `by_first[c1·row + u2] = Σ_u1 w(c1, s1, u1) law[u1, u2]`,
-            // `w(c, s, u) = C(u, c)/C(s, c)`, one row of `w` at a time.
-            let mut by_first = [0.0; N];
             let mut w = [1.0; SIDE];
             for c1 in 0..=s[0] {
-                let to = &mut by_first[c1 * row..(c1 + 1) * row];
+                let to = &mut sums[c1 * row..(c1 + 1) * row];
                 for (u1, &g1) in w.iter().enumerate().take(s[0] + 1).skip(c1) {
                     for (t, l) in to.iter_mut().zip(&self.law[u1 * row..(u1 + 1) * row]) {
                         *t += l * g1;
@@ -1142,19 +1144,18 @@ impl<const N: usize, const R: usize> Touched<N, R> {
                 next_within(&mut w[..=s[0]], c1, s[0]);
             }
             let mut w = [1.0; SIDE];
-            out[..states].fill(0.0);
             for c2 in 0..=s[1] {
                 for c1 in 0..=s[0] {
-                    let from = &by_first[c1 * row..(c1 + 1) * row];
-                    out[c1 * row + c2] = (c2..=s[1]).map(|u2| from[u2] * w[u2]).sum();
+                    let r = &mut sums[c1 * row..(c1 + 1) * row];
+                    r[c2] = (c2..=s[1]).map(|u2| r[u2] * w[u2]).sum();
                 }
                 next_within(&mut w[..=s[1]], c2, s[1]);
             }
         }
         for c1 in 0..=s[0] {
             for c2 in 0..=s[1] {
-                let v = &mut out[c1 * row + c2];
-                *v = self.finish([c1, c2], self.series.then_some(*v));
+                let series = self.series.then_some(sums[c1 * row + c2]);
+                each(c1, c2, self.finish([c1, c2], series));
             }
         }
         s

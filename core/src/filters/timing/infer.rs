@@ -2,7 +2,7 @@
 //! an item's timers say, and `F(c, 0, B)` for the layout in use.
 
 use super::{TimingLayout, TimingParams};
-use crate::analysis::timing::{Age, Distinct, Placed, STATES, Touched, touched};
+use crate::analysis::timing::{Age, Distinct, Placed, Touched, touched};
 use crate::hash::Layout;
 
 /// What an item's timers say (paper §4): `λ_x` ([`age`](Self::age)), and
@@ -102,25 +102,32 @@ impl Inference {
         // One law of the covered counts of `k` given timers answers every
         // `c <= k` (the covered ones are a uniform subset), and one of
         // `(k1, k2)` every split: no sum of alternating signs, which past
-        // 40 timers cancels to noise (see `touched`).
-        // Counts past the law's (capped at the cells there are) read its
-        // last, as `Touched::get` caps them.
+        // 40 timers cancels to noise (see `touched`). Counts past the
+        // law's (capped at the cells there are) read its last, as
+        // `Touched::get` caps them.
         let mut cache = [1.0; SLOTS];
-        let mut all = [0.0; STATES];
-        let one: Touched = Touched::new(placed, k, k, 0, d);
-        let [s, _] = one.get_all(&mut all);
-        for (c, slot) in cache.iter_mut().enumerate().take(k as usize + 1) {
-            *slot = all[c.min(s)];
+        {
+            let one: Touched = Touched::new(placed, k, k, 0, d);
+            let [s, _] = one.get_all(|c, _, v| cache[c] = v);
+            for c in s + 1..=k as usize {
+                cache[c] = cache[s];
+            }
         }
         let two = params.layout == TimingLayout::TwoBlocks && blocks > 1;
         if two {
             let (k1, k2) = Layout::TwoBlocks.halves(k);
             let both: Touched = Touched::new(placed, k, k1, k2, d);
-            let [s1, s2] = both.get_all(&mut all);
+            let [s1, s2] = both.get_all(|c1, c2, v| {
+                if c2 > 0 {
+                    cache[slot(c1 as u32, c2 as u32)] = v;
+                }
+            });
             for c1 in 0..=k1 {
                 for c2 in 1..=k2 {
-                    let (u1, u2) = ((c1 as usize).min(s1), (c2 as usize).min(s2));
-                    cache[slot(c1, c2)] = all[u1 * (s2 + 1) + u2];
+                    let capped = ((c1 as usize).min(s1), (c2 as usize).min(s2));
+                    if capped != (c1 as usize, c2 as usize) {
+                        cache[slot(c1, c2)] = cache[slot(capped.0 as u32, capped.1 as u32)];
+                    }
                 }
             }
         }
