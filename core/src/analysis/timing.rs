@@ -1119,11 +1119,11 @@ impl<const N: usize, const R: usize> Touched<N, R> {
     /// [`get`](Self::get) for every `c1 <= s1` and `c2 <= s2` at once (the
     /// capped counts of `new`), each given to `each(c1, c2, value)`: the
     /// series as two products of `(s + 1)²` matrices with the law, where
-    /// `get` for each costs `s1·s2·(c1 + c2)`. The filter's cache of two
-    /// blocks at `k = 64` (33 · 33 slots) took 6.4–8.1 ms by `get`,
-    /// 0.46–0.87 ms so (Zen 3; `inference_cost_report` in
-    /// `filters/timing/infer.rs` prints it). One table of the law's size
-    /// on the stack, no more than `new` used. Returns the capped `(s1, s2)`.
+    /// `get` for each costs `s1·s2·(c1 + c2)`: the filter's cache of two
+    /// blocks at `k = 64` has 33 · 33 slots (`inference_cost_report` in
+    /// `filters/timing/infer.rs` prints its build time). One table of the
+    /// law's size on the stack, no more than `new` used. Returns the
+    /// capped `(s1, s2)`.
     pub(crate) fn get_all(&self, mut each: impl FnMut(usize, usize, f64)) -> [usize; 2] {
         let s = self.reach.s;
         let row = s[1] + 1;
